@@ -1,0 +1,98 @@
+import type { CallFn, ExecuteOptions } from '../core/call';
+import type { Classifier } from '../core/classify';
+import { resolveClock, type Clock, type ResolvedClock } from '../core/clock';
+import { functionOption, optionsObject, requireNumber } from '../core/options';
+import type { Policy } from '../core/policy';
+import type { BulkheadPort, CallPlan } from '../core/ports';
+import { runCall } from '../core/run-call';
+import { BulkheadFullError } from '../errors/bulkhead-full-error';
+
+export interface BulkheadOptions {
+  /**
+   * The fixed ceiling on concurrent calls. Required: the right number is the upstream's (or your
+   * process's) and nobody else's; the adaptive limiter is the tool for finding it.
+   */
+  maxConcurrent: number;
+  clock?: Clock;
+  classify?: Classifier;
+}
+
+export interface BulkheadSnapshot {
+  readonly kind: 'bulkhead';
+  readonly maxConcurrent: number;
+  readonly active: number;
+  /** Calls refused since construction. */
+  readonly rejected: number;
+}
+
+/**
+ * A fixed ceiling on concurrency with no queue (the v0.2 shape): a full bulkhead refuses at once.
+ * It has no queue because a fixed queue bound around a moving limit is the wrong shape (spec §7);
+ * queueing lives in the limiter, where its bounds move with the limit.
+ */
+export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
+  readonly kind = 'bulkhead' as const;
+  readonly maxConcurrent: number;
+  /** @internal */
+  readonly clock: ResolvedClock;
+  /** @internal */
+  readonly port: BulkheadPort = this;
+  private activeCalls = 0;
+  private rejectedCalls = 0;
+  private readonly plan: CallPlan;
+
+  constructor(options: BulkheadOptions) {
+    const o = optionsObject<BulkheadOptions>('bulkhead', options);
+    this.maxConcurrent = requireNumber('bulkhead', 'maxConcurrent', o.maxConcurrent, {
+      min: 1,
+      integer: true,
+      infinite: true,
+    });
+    this.clock = resolveClock(o.clock, 'bulkhead');
+    const classify = functionOption<Classifier>('bulkhead', 'classify', o.classify);
+    this.plan = { clock: this.clock, breaker: undefined, limiter: undefined, bulkhead: this, timeout: undefined, classify };
+  }
+
+  get active(): number {
+    return this.activeCalls;
+  }
+
+  execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
+    return runCall(this.plan, fn, options);
+  }
+
+  /** @internal */
+  tryEnter(): boolean {
+    if (this.activeCalls >= this.maxConcurrent) {
+      this.rejectedCalls++;
+      return false;
+    }
+    this.activeCalls++;
+    return true;
+  }
+
+  /** @internal */
+  leave(): void {
+    if (this.activeCalls > 0) this.activeCalls--;
+  }
+
+  /** @internal */
+  rejection(): Error {
+    return new BulkheadFullError(
+      `resilix: the bulkhead is full (${this.activeCalls} of ${this.maxConcurrent} in use); the call was not made`,
+    );
+  }
+
+  snapshot(): BulkheadSnapshot {
+    return {
+      kind: 'bulkhead',
+      maxConcurrent: this.maxConcurrent,
+      active: this.activeCalls,
+      rejected: this.rejectedCalls,
+    };
+  }
+}
+
+export function bulkhead(options: BulkheadOptions): Bulkhead {
+  return new Bulkhead(options);
+}

@@ -1,0 +1,39 @@
+import type { Classifier } from './classify';
+
+/** What `fn` receives for one call. */
+export interface CallContext {
+  /**
+   * Aborts when the caller's signal aborts (with the caller's reason) or when the call's deadline
+   * passes (with a `TimeoutError`). It never aborts after the call succeeded, so a fetch body can
+   * still be read. Created on first read: a call that never reads it pays nothing for it.
+   */
+  readonly signal: AbortSignal;
+  /**
+   * Marks the moment the upstream answered (first byte, first token). The limiter tunes on the
+   * time to the first mark; a stream that does not mark tunes on its whole duration and clamps.
+   */
+  mark(): void;
+  /** The caller's attempt number: 1 for an original call, 2+ for retries (telemetry). */
+  readonly attempt: number;
+}
+
+export type CallFn<T> = (context: CallContext) => T | PromiseLike<T>;
+
+export interface ExecuteOptions {
+  /** The caller's signal; aborting it cancels the call (verdict `cancelled`). */
+  signal?: AbortSignal;
+  /**
+   * The call's budget in ms, queueing included: time spent waiting in the limiter's queue is taken
+   * from it. Overrides the timeout policy's default; works without a timeout policy too.
+   */
+  timeoutMs?: number;
+  /** 1 for an original call, 2+ for retries; passed to `ctx.attempt` and the Observation. */
+  attempt?: number;
+  /** Classifies this call's outcome; overrides the pipeline's or policy's classifier. */
+  classify?: Classifier;
+}
+
+/** Anything that runs calls: every policy, and a pipeline of them. */
+export interface Executor {
+  execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T>;
+}

@@ -1,0 +1,26 @@
+import type { Verdict } from './verdict';
+
+/**
+ * What one finished call teaches the policies. The pipeline delivers exactly one per call to
+ * every policy that admitted it, innermost first. A low-level `permit.settle()` caller must give
+ * at least `verdict` and `latencyMs`.
+ */
+export interface Observation {
+  readonly verdict: Verdict;
+  /**
+   * Start of the call to `ctx.mark()` if the call marked (first byte, first token), else to
+   * settlement. The limiter tunes on this number: a stream that does not mark tunes on its total
+   * duration and clamps against a healthy upstream.
+   */
+  readonly latencyMs: number;
+  /** Start of the call to settlement. Excludes time spent queued. */
+  readonly durationMs?: number;
+  /** Time spent waiting in the limiter's queue before the call started. */
+  readonly queuedMs?: number;
+  /** Calls in flight at this call's admission, itself included. */
+  readonly inflight?: number;
+  /** The upstream's Retry-After hint, in ms, when it gave one. */
+  readonly retryAfterMs?: number;
+  /** The caller's attempt number (1 for an original call, 2+ for retries). */
+  readonly attempt?: number;
+}

@@ -1,0 +1,61 @@
+import type { ResolvedClock } from './clock';
+import type { Classifier } from './classify';
+import type { Observation } from './observation';
+
+/**
+ * One admission to the limiter. Settle it exactly once with what the call taught; a second
+ * settle is ignored. The pipeline settles permits for you; `limiter.tryAcquire()` hands them out
+ * for callers who run their own call loop.
+ */
+export interface Permit {
+  settle(observation: Observation): void;
+  /** Calls in flight at this permit's admission, itself included. */
+  readonly inflight: number;
+}
+
+/**
+ * The internal seams between the call runner and the policies. Admission is synchronous on the
+ * fast path; only the limiter's queue is asynchronous.
+ * @internal
+ */
+export interface BreakerPort {
+  /** A ticket (>= 0) for an admitted call, or -1 when the breaker refuses it. */
+  admit(): number;
+  rejection(): Error;
+  settle(ticket: number, observation: Observation): void;
+}
+
+/** @internal */
+export interface LimiterPort {
+  /** A permit when a slot is free and nobody is waiting; undefined otherwise. */
+  tryAcquire(): Permit | undefined;
+  /**
+   * The slow path: wait in the queue, or be refused. Rejects with `LimitExceededError`, with a
+   * queued `TimeoutError` at `deadlineAt`, or with the signal's reason when the caller aborts.
+   */
+  acquire(signal: AbortSignal | undefined, deadlineAt: number, timeoutMs: number | undefined): Promise<Permit>;
+}
+
+/** @internal */
+export interface BulkheadPort {
+  tryEnter(): boolean;
+  leave(): void;
+  rejection(): Error;
+  readonly active: number;
+}
+
+/** @internal */
+export interface TimeoutPort {
+  readonly timeoutMs: number;
+  recordTimeout(): void;
+}
+
+/** What the call runner needs: the policies present, in canonical order, and a shared clock. @internal */
+export interface CallPlan {
+  readonly clock: ResolvedClock;
+  readonly breaker: BreakerPort | undefined;
+  readonly limiter: LimiterPort | undefined;
+  readonly bulkhead: BulkheadPort | undefined;
+  readonly timeout: TimeoutPort | undefined;
+  readonly classify: Classifier | undefined;
+}

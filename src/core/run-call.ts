@@ -1,0 +1,266 @@
+import type { CallContext, CallFn, ExecuteOptions } from './call';
+import { runClassifier, type Classification, type Classifier, type Settled } from './classify';
+import type { TimerHandle } from './clock';
+import type { Observation } from './observation';
+import type { CallPlan, Permit } from './ports';
+import { TimeoutError } from '../errors/timeout-error';
+
+/** A call refused by an inner policy teaches the outer ones nothing (ADR-007). */
+const REJECTED: Observation = Object.freeze({ verdict: 'rejected', latencyMs: 0 });
+const CANCELLED: Observation = Object.freeze({ verdict: 'cancelled', latencyMs: 0 });
+const TIMED_OUT: Classification = Object.freeze({ verdict: 'timeout' });
+const CANCELLED_CLASS: Classification = Object.freeze({ verdict: 'cancelled' });
+
+const RUNNING = 0;
+const TIMED_OUT_STATE = 1;
+const CANCELLED_STATE = 2;
+const SETTLED = 3;
+type CallState = typeof RUNNING | typeof TIMED_OUT_STATE | typeof CANCELLED_STATE | typeof SETTLED;
+
+/**
+ * Runs one call through the plan's policies in canonical order (breaker -> limiter -> bulkhead ->
+ * timeout), and delivers exactly one Observation to every policy that admitted it, innermost
+ * first (DESIGN.md §4).
+ */
+export function runCall<T>(plan: CallPlan, fn: CallFn<T>, options: ExecuteOptions | undefined): Promise<T> {
+  if (typeof fn !== 'function') {
+    return Promise.reject(new TypeError(`resilix: execute(fn) needs a function; received ${typeof fn}`));
+  }
+  const signal = options?.signal;
+  if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
+  let timeoutMs = plan.timeout?.timeoutMs;
+  if (options?.timeoutMs !== undefined) {
+    const requested = options.timeoutMs;
+    if (typeof requested !== 'number' || Number.isNaN(requested) || requested <= 0) {
+      return Promise.reject(
+        new RangeError(`resilix: execute option "timeoutMs" must be a number in (0, Infinity]; received ${String(requested)}`),
+      );
+    }
+    timeoutMs = requested === Infinity ? undefined : requested;
+  }
+  const clock = plan.clock;
+  const startedAt = clock.now();
+  const deadlineAt = timeoutMs === undefined ? Infinity : startedAt + timeoutMs;
+
+  let ticket = -1;
+  const breaker = plan.breaker;
+  if (breaker !== undefined) {
+    ticket = breaker.admit();
+    if (ticket < 0) return Promise.reject(breaker.rejection());
+  }
+  const limiter = plan.limiter;
+  if (limiter === undefined) return runAdmitted(plan, fn, options, ticket, undefined, startedAt, 0, deadlineAt, timeoutMs);
+  const permit = limiter.tryAcquire();
+  if (permit !== undefined) return runAdmitted(plan, fn, options, ticket, permit, startedAt, 0, deadlineAt, timeoutMs);
+  return runQueued(plan, fn, options, ticket, startedAt, deadlineAt, timeoutMs);
+}
+
+async function runQueued<T>(
+  plan: CallPlan,
+  fn: CallFn<T>,
+  options: ExecuteOptions | undefined,
+  ticket: number,
+  startedAt: number,
+  deadlineAt: number,
+  timeoutMs: number | undefined,
+): Promise<T> {
+  let permit: Permit;
+  try {
+    permit = await plan.limiter!.acquire(options?.signal, deadlineAt, timeoutMs);
+  } catch (error) {
+    plan.breaker?.settle(ticket, options?.signal?.aborted === true ? CANCELLED : REJECTED);
+    throw error;
+  }
+  const now = plan.clock.now();
+  return runAdmitted(plan, fn, options, ticket, permit, now, now - startedAt, deadlineAt, timeoutMs);
+}
+
+function runAdmitted<T>(
+  plan: CallPlan,
+  fn: CallFn<T>,
+  options: ExecuteOptions | undefined,
+  ticket: number,
+  permit: Permit | undefined,
+  runStartedAt: number,
+  queuedMs: number,
+  deadlineAt: number,
+  timeoutMs: number | undefined,
+): Promise<T> {
+  const bulkhead = plan.bulkhead;
+  if (bulkhead !== undefined && !bulkhead.tryEnter()) {
+    permit?.settle(REJECTED);
+    plan.breaker?.settle(ticket, REJECTED);
+    return Promise.reject(bulkhead.rejection());
+  }
+  if (runStartedAt >= deadlineAt) {
+    // The whole budget went on queueing: the upstream never sees this call.
+    bulkhead?.leave();
+    permit?.settle(REJECTED);
+    plan.breaker?.settle(ticket, REJECTED);
+    return Promise.reject(new TimeoutError({ timeoutMs: timeoutMs!, queued: true }));
+  }
+  const call = new InFlightCall<T>(plan, options, ticket, permit, runStartedAt, queuedMs, deadlineAt, timeoutMs);
+  return call.start(fn);
+}
+
+/** One admitted call: its context, its deadline race, and its single settlement. */
+class InFlightCall<T> implements CallContext {
+  readonly attempt: number;
+  private state: CallState = RUNNING;
+  private markedAt = NaN;
+  private controller: AbortController | undefined = undefined;
+  private timer: TimerHandle = undefined;
+  private abortReason: unknown = undefined;
+  private resolveOuter: ((value: T) => void) | undefined = undefined;
+  private rejectOuter: ((reason: unknown) => void) | undefined = undefined;
+  private readonly callerSignal: AbortSignal | undefined;
+  private readonly classify: Classifier | undefined;
+
+  constructor(
+    private readonly plan: CallPlan,
+    options: ExecuteOptions | undefined,
+    private readonly ticket: number,
+    private readonly permit: Permit | undefined,
+    private readonly startedAt: number,
+    private readonly queuedMs: number,
+    private readonly deadlineAt: number,
+    private readonly timeoutMs: number | undefined,
+  ) {
+    this.attempt = options?.attempt ?? 1;
+    this.callerSignal = options?.signal;
+    this.classify = options?.classify ?? plan.classify;
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      // Without a deadline the caller's own signal says everything ours would: hand it over.
+      if (this.deadlineAt === Infinity && this.callerSignal !== undefined) return this.callerSignal;
+      this.controller = new AbortController();
+      if (this.state === TIMED_OUT_STATE || this.state === CANCELLED_STATE) this.controller.abort(this.abortReason);
+    }
+    return this.controller.signal;
+  }
+
+  mark(): void {
+    // The first mark wins: it is the moment the upstream first answered.
+    if (this.markedAt !== this.markedAt && this.state !== SETTLED) this.markedAt = this.plan.clock.now();
+  }
+
+  start(fn: CallFn<T>): Promise<T> {
+    if (this.deadlineAt === Infinity && this.callerSignal === undefined) return this.startUnraced(fn);
+    return new Promise<T>((resolve, reject) => {
+      this.resolveOuter = resolve;
+      this.rejectOuter = reject;
+      if (this.deadlineAt !== Infinity) {
+        this.timer = this.plan.clock.setTimer(this.onDeadline, this.deadlineAt - this.startedAt);
+      }
+      this.callerSignal?.addEventListener('abort', this.onCallerAbort);
+      let produced: T | PromiseLike<T>;
+      try {
+        produced = fn(this);
+      } catch (error) {
+        this.onRejected(error);
+        return;
+      }
+      if (isThenable(produced)) Promise.resolve(produced).then(this.onFulfilled, this.onRejected);
+      else this.onFulfilled(produced);
+    });
+  }
+
+  /** No deadline and no caller signal: nothing to race, so no timer, no listener, no extra promise. */
+  private startUnraced(fn: CallFn<T>): Promise<T> {
+    let produced: T | PromiseLike<T>;
+    try {
+      produced = fn(this);
+    } catch (error) {
+      this.settle({ status: 'rejected', reason: error });
+      return Promise.reject(error);
+    }
+    if (!isThenable(produced)) {
+      this.settle({ status: 'fulfilled', value: produced });
+      return Promise.resolve(produced);
+    }
+    return Promise.resolve(produced).then(
+      (value) => {
+        this.settle({ status: 'fulfilled', value });
+        return value;
+      },
+      (reason: unknown) => {
+        this.settle({ status: 'rejected', reason });
+        throw reason;
+      },
+    );
+  }
+
+  private readonly onFulfilled = (value: T): void => {
+    const wasRunning = this.state === RUNNING;
+    this.settle({ status: 'fulfilled', value });
+    if (wasRunning) this.resolveOuter!(value);
+  };
+
+  private readonly onRejected = (reason: unknown): void => {
+    const wasRunning = this.state === RUNNING;
+    this.settle({ status: 'rejected', reason });
+    if (wasRunning) this.rejectOuter!(reason);
+  };
+
+  private readonly onDeadline = (): void => {
+    if (this.state !== RUNNING) return;
+    this.timer = undefined;
+    this.state = TIMED_OUT_STATE;
+    const error = new TimeoutError({ timeoutMs: this.timeoutMs! });
+    this.abortReason = error;
+    this.plan.timeout?.recordTimeout();
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    // The caller hears at the deadline; the slots stay held until the work really settles.
+    this.rejectOuter!(error);
+    this.controller?.abort(error);
+  };
+
+  private readonly onCallerAbort = (): void => {
+    if (this.state !== RUNNING) return;
+    this.state = CANCELLED_STATE;
+    this.abortReason = this.callerSignal!.reason;
+    if (this.timer !== undefined) this.plan.clock.clearTimer(this.timer);
+    this.timer = undefined;
+    this.rejectOuter!(this.abortReason);
+    this.controller?.abort(this.abortReason);
+  };
+
+  private settle(settled: Settled): void {
+    if (this.state === SETTLED) return;
+    const plan = this.plan;
+    const now = plan.clock.now();
+    if (this.timer !== undefined) plan.clock.clearTimer(this.timer);
+    this.timer = undefined;
+    const classification =
+      this.state === TIMED_OUT_STATE
+        ? TIMED_OUT
+        : this.state === CANCELLED_STATE
+          ? CANCELLED_CLASS
+          : runClassifier(this.classify, settled);
+    if (this.state === RUNNING) this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    this.state = SETTLED;
+    const bulkhead = plan.bulkhead;
+    const observation: Observation = {
+      verdict: classification.verdict,
+      latencyMs: (this.markedAt === this.markedAt ? this.markedAt : now) - this.startedAt,
+      durationMs: now - this.startedAt,
+      queuedMs: this.queuedMs,
+      inflight: this.permit?.inflight ?? bulkhead?.active ?? 1,
+      retryAfterMs: classification.retryAfterMs,
+      attempt: this.attempt,
+    };
+    bulkhead?.leave();
+    this.permit?.settle(observation);
+    plan.breaker?.settle(this.ticket, observation);
+  }
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}

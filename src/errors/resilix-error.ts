@@ -1,0 +1,42 @@
+/**
+ * The base of every error resilix throws on purpose. The brand is a registered symbol, so a
+ * guard recognises an error made by another copy of the package (two versions in one bundle).
+ */
+const BRAND: unique symbol = Symbol.for('resilix.error.code') as never;
+
+export type ResilixErrorCode =
+  | 'ERR_RESILIX_CIRCUIT_OPEN'
+  | 'ERR_RESILIX_LIMIT_EXCEEDED'
+  | 'ERR_RESILIX_BULKHEAD_FULL'
+  | 'ERR_RESILIX_TIMEOUT'
+  | 'ERR_RESILIX_TOO_MANY_KEYS';
+
+export interface ResilixErrorOptions {
+  cause?: unknown;
+  /** A hint for the caller (or an HTTP layer's Retry-After): when capacity may be back, in ms. */
+  retryAfterMs?: number;
+}
+
+export abstract class ResilixError extends Error {
+  abstract readonly code: ResilixErrorCode;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options?: ResilixErrorOptions) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+
+  /** @internal */
+  protected brand(code: ResilixErrorCode): void {
+    Object.defineProperty(this, BRAND, { value: code, enumerable: false });
+  }
+}
+
+export function hasResilixCode(error: unknown, code: ResilixErrorCode): boolean {
+  return typeof error === 'object' && error !== null && (error as { [BRAND]?: unknown })[BRAND] === code;
+}
+
+/** True for any error resilix threw on purpose, from any copy of the package. */
+export function isResilixError(error: unknown): error is ResilixError {
+  return typeof error === 'object' && error !== null && typeof (error as { [BRAND]?: unknown })[BRAND] === 'string';
+}

@@ -1,0 +1,84 @@
+import type { CallFn, ExecuteOptions, Executor } from '../core/call';
+import type { Classifier } from '../core/classify';
+import { functionOption } from '../core/options';
+import { isPolicy, POLICY_ORDER, type Policy, type PolicyKind } from '../core/policy';
+import type { BreakerPort, BulkheadPort, CallPlan, LimiterPort, TimeoutPort } from '../core/ports';
+import { runCall } from '../core/run-call';
+
+export interface PipelineOptions {
+  /** Classifies every call's outcome; a call's own `classify` overrides it. */
+  classify?: Classifier;
+}
+
+export interface PipelineSnapshot {
+  readonly kind: 'pipeline';
+  readonly policies: readonly object[];
+}
+
+/**
+ * Policies composed in the canonical order breaker -> limiter -> bulkhead -> timeout. One call
+ * passes each admission in turn and, when it settles, one Observation reaches every policy that
+ * admitted it, innermost first.
+ */
+export class Pipeline implements Executor {
+  readonly policies: readonly Policy[];
+  private readonly plan: CallPlan;
+
+  constructor(policies: readonly Policy[], options: PipelineOptions = {}) {
+    const byKind: Partial<Record<PolicyKind, Policy>> = {};
+    let lastRank = -1;
+    for (const [index, policy] of policies.entries()) {
+      if (!isPolicy(policy)) {
+        throw new TypeError(
+          `resilix: pipeline argument ${index} is not a resilix policy; pass breaker(), limiter(), bulkhead() or timeout() results`,
+        );
+      }
+      const rank = POLICY_ORDER.indexOf(policy.kind);
+      if (byKind[policy.kind] !== undefined) {
+        throw new TypeError(`resilix: pipeline has two ${policy.kind} policies; give each kind at most once`);
+      }
+      if (rank < lastRank) {
+        throw new TypeError(
+          `resilix: pipeline policies must come in the order ${POLICY_ORDER.join(' -> ')}; ` +
+            `received ${policies.map((p) => p.kind).join(' -> ')}`,
+        );
+      }
+      lastRank = rank;
+      byKind[policy.kind] = policy;
+    }
+    if (policies.length === 0) throw new TypeError('resilix: pipeline needs at least one policy');
+    const clock = policies[0]!.clock;
+    if (policies.some((p) => p.clock !== clock)) {
+      throw new TypeError('resilix: every policy in a pipeline must share one clock; pass the same `clock` to each');
+    }
+    this.policies = Object.freeze([...policies]);
+    this.plan = {
+      clock,
+      breaker: byKind.breaker?.port as BreakerPort | undefined,
+      limiter: byKind.limiter?.port as LimiterPort | undefined,
+      bulkhead: byKind.bulkhead?.port as BulkheadPort | undefined,
+      timeout: byKind.timeout?.port as TimeoutPort | undefined,
+      classify: functionOption<Classifier>('pipeline', 'classify', options.classify),
+    };
+  }
+
+  execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
+    return runCall(this.plan, fn, options);
+  }
+
+  snapshot(): PipelineSnapshot {
+    return { kind: 'pipeline', policies: this.policies.map((p) => p.snapshot()) };
+  }
+}
+
+/**
+ * Composes policies in the canonical order. Any subset works; out-of-order policies are refused
+ * with an error that names the order. A trailing options object sets the classifier:
+ * `pipeline(breaker(), limiter(), { classify })`.
+ */
+export function pipeline(...args: Array<Policy | PipelineOptions>): Pipeline {
+  const last = args[args.length - 1];
+  const hasOptions = last !== undefined && !isPolicy(last) && typeof last === 'object' && !('kind' in last);
+  const policies = (hasOptions ? args.slice(0, -1) : args) as Policy[];
+  return new Pipeline(policies, hasOptions ? (last as PipelineOptions) : {});
+}

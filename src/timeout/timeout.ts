@@ -1,0 +1,65 @@
+import type { CallFn, ExecuteOptions } from '../core/call';
+import type { Classifier } from '../core/classify';
+import { resolveClock, type Clock, type ResolvedClock } from '../core/clock';
+import { functionOption, optionsObject, requireNumber } from '../core/options';
+import type { Policy } from '../core/policy';
+import type { CallPlan, TimeoutPort } from '../core/ports';
+import { runCall } from '../core/run-call';
+
+export interface TimeoutOptions {
+  /**
+   * The default per-call budget in ms. Required: a timeout has no universal default. A call's
+   * own `timeoutMs` overrides it, and time queued in the limiter is taken from it.
+   */
+  timeoutMs: number;
+  clock?: Clock;
+  classify?: Classifier;
+}
+
+export interface TimeoutSnapshot {
+  readonly kind: 'timeout';
+  readonly timeoutMs: number;
+  /** Calls whose deadline passed while they ran (not while queued). */
+  readonly timedOut: number;
+}
+
+/**
+ * A per-call deadline, propagated to `fn` as `ctx.signal`. At the deadline the caller hears a
+ * `TimeoutError` at once, but the call keeps its bulkhead and limiter slots until the work really
+ * settles: real concurrency never exceeds what admission allowed.
+ */
+export class TimeoutPolicy implements Policy<TimeoutSnapshot>, TimeoutPort {
+  readonly kind = 'timeout' as const;
+  readonly timeoutMs: number;
+  /** @internal */
+  readonly clock: ResolvedClock;
+  /** @internal */
+  readonly port: TimeoutPort = this;
+  private timedOut = 0;
+  private readonly plan: CallPlan;
+
+  constructor(options: TimeoutOptions) {
+    const o = optionsObject<TimeoutOptions>('timeout', options);
+    this.timeoutMs = requireNumber('timeout', 'timeoutMs', o.timeoutMs, { above: 0, infinite: true });
+    this.clock = resolveClock(o.clock, 'timeout');
+    const classify = functionOption<Classifier>('timeout', 'classify', o.classify);
+    this.plan = { clock: this.clock, breaker: undefined, limiter: undefined, bulkhead: undefined, timeout: this, classify };
+  }
+
+  execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
+    return runCall(this.plan, fn, options);
+  }
+
+  /** @internal */
+  recordTimeout(): void {
+    this.timedOut++;
+  }
+
+  snapshot(): TimeoutSnapshot {
+    return { kind: 'timeout', timeoutMs: this.timeoutMs, timedOut: this.timedOut };
+  }
+}
+
+export function timeout(options: TimeoutOptions): TimeoutPolicy {
+  return new TimeoutPolicy(options);
+}

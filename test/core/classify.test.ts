@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { defaultClassify, parseRetryAfter, runClassifier, verdictForStatus } from '../../src/core/classify';
+
+function response(status: number, headers: Record<string, string> = {}): Response {
+  return new Response(null, { status, headers });
+}
+
+describe('the default classifier', () => {
+  it.each([
+    [200, 'ok'],
+    [204, 'ok'],
+    [302, 'ok'],
+    [400, 'answered'],
+    [404, 'answered'],
+    [409, 'answered'],
+    [429, 'overload'],
+    [500, 'failure'],
+    [502, 'failure'],
+    [503, 'overload'],
+    [504, 'failure'],
+  ] as const)('classifies a fetch Response with status %i as %s', (status, verdict) => {
+    const r = status === 204 || status === 302 ? new Response(null, { status }) : response(status);
+    expect(defaultClassify({ status: 'fulfilled', value: r }).verdict).toBe(verdict);
+    expect(verdictForStatus(status)).toBe(verdict);
+  });
+
+  it('reads Retry-After in seconds from a 429', () => {
+    const c = defaultClassify({ status: 'fulfilled', value: response(429, { 'retry-after': '7' }) });
+    expect(c).toEqual({ verdict: 'overload', retryAfterMs: 7000 });
+  });
+
+  it('reads Retry-After as an HTTP date from a 503', () => {
+    const now = Date.UTC(2026, 10, 30, 12, 0, 0);
+    expect(parseRetryAfter('Mon, 30 Nov 2026 12:00:30 GMT', now)).toBe(30_000);
+    expect(parseRetryAfter('Mon, 30 Nov 2026 11:59:00 GMT', now)).toBe(0);
+  });
+
+  it('ignores a malformed or empty Retry-After', () => {
+    expect(parseRetryAfter('soon')).toBeUndefined();
+    expect(parseRetryAfter('')).toBeUndefined();
+    expect(parseRetryAfter(null)).toBeUndefined();
+    expect(defaultClassify({ status: 'fulfilled', value: response(503, { 'retry-after': 'x' }) })).toEqual({
+      verdict: 'overload',
+    });
+  });
+
+  it('classifies an SDK error that carries an HTTP status by that status', () => {
+    const throttled = Object.assign(new Error('rate limited'), { status: 429 });
+    const notFound = Object.assign(new Error('missing'), { statusCode: 404 });
+    const broken = Object.assign(new Error('bad gateway'), { status: 502 });
+    expect(defaultClassify({ status: 'rejected', reason: throttled }).verdict).toBe('overload');
+    expect(defaultClassify({ status: 'rejected', reason: notFound }).verdict).toBe('answered');
+    expect(defaultClassify({ status: 'rejected', reason: broken }).verdict).toBe('failure');
+  });
+
+  it('reads Retry-After from a plain headers object on an SDK error', () => {
+    const throttled = Object.assign(new Error('slow down'), { status: 429, headers: { 'retry-after': '2' } });
+    expect(defaultClassify({ status: 'rejected', reason: throttled })).toEqual({ verdict: 'overload', retryAfterMs: 2000 });
+  });
+
+  it('classifies any other thrown value as failure and any other result as ok', () => {
+    expect(defaultClassify({ status: 'rejected', reason: new TypeError('fetch failed') }).verdict).toBe('failure');
+    expect(defaultClassify({ status: 'rejected', reason: undefined }).verdict).toBe('failure');
+    expect(defaultClassify({ status: 'fulfilled', value: 42 }).verdict).toBe('ok');
+    expect(defaultClassify({ status: 'fulfilled', value: { status: 'done' } }).verdict).toBe('ok');
+  });
+});
+
+describe('a custom classifier', () => {
+  it('overrides the default when it answers', () => {
+    expect(runClassifier(() => 'overload', { status: 'fulfilled', value: 1 })).toEqual({ verdict: 'overload' });
+  });
+
+  it('falls back to the default when it returns undefined', () => {
+    expect(runClassifier(() => undefined, { status: 'fulfilled', value: response(500) }).verdict).toBe('failure');
+  });
+
+  it('counts a throwing classifier as failure instead of losing the call', () => {
+    const c = runClassifier(
+      () => {
+        throw new Error('bug in classifier');
+      },
+      { status: 'fulfilled', value: 1 },
+    );
+    expect(c.verdict).toBe('failure');
+  });
+
+  it('may not claim rejected or cancelled, which belong to our policies and the caller', () => {
+    expect(runClassifier(() => 'rejected', { status: 'fulfilled', value: 1 }).verdict).toBe('failure');
+    expect(runClassifier(() => 'cancelled', { status: 'fulfilled', value: 1 }).verdict).toBe('failure');
+    expect(runClassifier(() => 'nonsense' as never, { status: 'fulfilled', value: 1 }).verdict).toBe('failure');
+  });
+});
