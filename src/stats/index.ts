@@ -1,0 +1,11 @@
+export type { QuantileEstimator } from './quantile-estimator';
+export { sortedQuantile } from './exact-quantile';
+export { P2Quantile } from './p2-quantile';
+export { SortedRing, SORTED_RING_MAX_CAPACITY } from './sorted-ring';
+export type { SortedRingOptions } from './sorted-ring';
+export { WindowQuantile } from './window-quantile';
+export type { WindowQuantileOptions } from './window-quantile';
+export { MedianFilter, DEFAULT_MEDIAN_SIZE } from './median-filter';
+export { Ewma } from './ewma';
+export type { EwmaOptions } from './ewma';
+export { RollingCorrelation, DEFAULT_CORRELATION_CAPACITY } from './rolling-correlation';
