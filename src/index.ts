@@ -13,3 +13,4 @@ export * from './errors/index';
 export { pipeline, Pipeline, type PipelineOptions, type PipelineSnapshot } from './pipeline/pipeline';
 export { timeout, TimeoutPolicy, type TimeoutOptions, type TimeoutSnapshot } from './timeout/timeout';
 export { bulkhead, Bulkhead, type BulkheadOptions, type BulkheadSnapshot } from './bulkhead/bulkhead';
+export * from './breaker/index';
