@@ -212,6 +212,21 @@ class InFlightCall<T> implements CallContext {
     this.abortReason = error;
     this.plan.timeout?.recordTimeout();
     this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    // The breaker holds no slot, so it learns now: a call that ignores its signal and never
+    // settles must still count against a black-holed upstream. The limiter and bulkhead hold
+    // their slots, and learn, when the work really settles.
+    const breaker = this.plan.breaker;
+    if (breaker !== undefined) {
+      const elapsedMs = this.deadlineAt - this.startedAt;
+      breaker.settle(this.ticket, {
+        verdict: 'timeout',
+        latencyMs: (this.markedAt === this.markedAt ? this.markedAt - this.startedAt : elapsedMs),
+        durationMs: elapsedMs,
+        queuedMs: this.queuedMs,
+        inflight: this.permit?.inflight ?? this.plan.bulkhead?.active ?? 1,
+        attempt: this.attempt,
+      });
+    }
     // The caller hears at the deadline; the slots stay held until the work really settles.
     this.rejectOuter!(error);
     this.controller?.abort(error);
@@ -240,6 +255,7 @@ class InFlightCall<T> implements CallContext {
           ? CANCELLED_CLASS
           : runClassifier(this.classify, settled);
     if (this.state === RUNNING) this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    const timedOut = this.state === TIMED_OUT_STATE;
     this.state = SETTLED;
     const bulkhead = plan.bulkhead;
     const observation: Observation = {
@@ -253,7 +269,7 @@ class InFlightCall<T> implements CallContext {
     };
     bulkhead?.leave();
     this.permit?.settle(observation);
-    plan.breaker?.settle(this.ticket, observation);
+    if (!timedOut) plan.breaker?.settle(this.ticket, observation);
   }
 }
 

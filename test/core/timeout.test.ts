@@ -84,20 +84,23 @@ describe('the timeout policy', () => {
     await expect(p.execute(() => 'third')).resolves.toBe('third');
   });
 
-  it('reports the timed-out call as `timeout` once it really settles, even if it then succeeds', async () => {
+  it('tells the breaker `timeout` at the deadline, even when the work never settles', async () => {
     const clock = new FakeClock();
-    const spy = spyPolicy(clock);
-    const p = pipeline(spy, timeout({ timeoutMs: 20, clock }));
+    const spy = spyPolicy(clock); // sits in the breaker's place
+    const b = bulkhead({ maxConcurrent: 1, clock });
+    const p = pipeline(spy, b, timeout({ timeoutMs: 20, clock }));
     const stubborn = deferred();
     const call = p.execute(() => stubborn.promise);
     clock.advance(20);
     await expect(call).rejects.toBeInstanceOf(TimeoutError);
-    expect(spy.observations).toEqual([]);
+    expect(spy.observations).toHaveLength(1);
+    expect(spy.observations[0]).toMatchObject({ verdict: 'timeout', latencyMs: 20, durationMs: 20 });
+    expect(b.active).toBe(1);
     clock.advance(5);
     stubborn.resolve('ok after all');
     await flush();
-    expect(spy.observations).toHaveLength(1);
-    expect(spy.observations[0]).toMatchObject({ verdict: 'timeout', durationMs: 25 });
+    expect(spy.observations).toHaveLength(1); // exactly one, even though the work later succeeded
+    expect(b.active).toBe(0);
   });
 
   it('does not abort other calls when one call times out', async () => {
