@@ -1,0 +1,108 @@
+import type { CallContext, CallFn, ExecuteOptions, Executor } from '../core/call';
+import type { Classifier } from '../core/classify';
+import { functionOption, optionsObject, requireNumber } from '../core/options';
+import { KeyRegistry } from '../registry/key-registry';
+import { originKey } from '../registry/origin-key';
+
+/** fetch's own signature: what `resilientFetch` takes (as `options.fetch`) and returns. */
+export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+/** Anything that runs calls under a key, one pipeline per key: a `KeyRegistry`, or your own. */
+export interface KeyedExecutor {
+  execute<T>(key: string, fn: CallFn<T>, options?: ExecuteOptions): Promise<T>;
+}
+
+/** Picks the registry key of one request, e.g. its origin, its host, or a tenant header. */
+export type RequestKey = (input: RequestInfo | URL, init: RequestInit | undefined) => string;
+
+export interface ResilientFetchOptions {
+  /**
+   * The fetch to call. Default: the global `fetch`, looked up at each call (so a test's stub, a
+   * polyfill or the Workers runtime's own fetch is used). It is called as a plain function; for a
+   * Workers service binding pass `(input, init) => env.API.fetch(input, init)`.
+   */
+  fetch?: FetchFunction;
+  /**
+   * The key of each request; giving it makes `target` a registry (`execute(key, fn, options)`).
+   * A `KeyRegistry` needs none: it is keyed by `originKey` (`https://api.example.com:8443`), i.e.
+   * one pipeline per upstream host.
+   */
+  key?: RequestKey;
+  /**
+   * Budget for each request up to its response headers, in ms, queueing included. Overrides the
+   * pipeline's timeout policy; the body is not covered (see docs/fetch.md).
+   */
+  timeoutMs?: number;
+  /** Classifies each response or error; default: `defaultClassify` (status codes, Retry-After). */
+  classify?: Classifier;
+}
+
+/**
+ * Wraps fetch in a resilix pipeline (or one pipeline per host through a `KeyRegistry`) and returns
+ * a function with fetch's own signature: a drop-in replacement.
+ *
+ * - It resolves with the `Response` for every HTTP status, as fetch does; the status only decides
+ *   what the policies learn (2xx-3xx ok, 429/503 overload with Retry-After, other 4xx answered,
+ *   5xx failure). It rejects when fetch does (network error, abort) and when a policy refuses the
+ *   call (`LimitExceededError`, `BrokenCircuitError`, `BulkheadFullError`, `TimeoutError`).
+ * - The latency sample is the time to the response headers (the call marks there); the limiter
+ *   slot is released there too. A streamed body is the caller's: see docs/streaming.md.
+ * - The caller's `init.signal` (or a `Request`'s signal) cancels the call (verdict `cancelled`);
+ *   our deadline aborts fetch with a `TimeoutError`. Nothing aborts the response after headers.
+ */
+export function resilientFetch(target: Executor | KeyedExecutor, options?: ResilientFetchOptions): FetchFunction {
+  const o = optionsObject<ResilientFetchOptions>('resilientFetch', options);
+  if (typeof target !== 'object' || target === null || typeof target.execute !== 'function') {
+    throw new TypeError(
+      `resilix: resilientFetch needs a pipeline, a policy or a KeyRegistry as its first argument; received ${
+        target === null ? 'null' : typeof target
+      }`,
+    );
+  }
+  const fetchImpl = functionOption<FetchFunction>('resilientFetch', 'fetch', o.fetch);
+  const key = functionOption<RequestKey>('resilientFetch', 'key', o.key);
+  const timeoutMs =
+    o.timeoutMs === undefined
+      ? undefined
+      : requireNumber('resilientFetch', 'timeoutMs', o.timeoutMs, { above: 0, infinite: true });
+  const classify = functionOption<Classifier>('resilientFetch', 'classify', o.classify);
+  // One options object for every call without a caller signal: the common case allocates none.
+  const shared: ExecuteOptions = Object.freeze({ timeoutMs, classify });
+  const keyOf: RequestKey | undefined = key ?? (target instanceof KeyRegistry ? originKey : undefined);
+
+  return function fetchThroughResilix(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+    const signal = init?.signal ?? requestSignal(input);
+    const executeOptions: ExecuteOptions =
+      signal === undefined || signal === null ? shared : { signal, timeoutMs, classify };
+    const call = (ctx: CallContext): Promise<Response> => send(fetchImpl, input, init, ctx);
+    if (keyOf === undefined) return (target as Executor).execute(call, executeOptions);
+    let callKey: string;
+    try {
+      callKey = keyOf(input, init);
+    } catch (error) {
+      // fetch never throws synchronously (a bad URL rejects); neither do we.
+      return Promise.reject(error);
+    }
+    return (target as KeyedExecutor).execute(callKey, call, executeOptions);
+  };
+}
+
+async function send(
+  fetchImpl: FetchFunction | undefined,
+  input: RequestInfo | URL,
+  init: RequestInit | undefined,
+  ctx: CallContext,
+): Promise<Response> {
+  // Never mutate the caller's init: they may reuse it. ctx.signal carries the caller's abort and
+  // our deadline, and never aborts after the headers arrived (ADR-011), so the body stays readable.
+  const sent: RequestInit = init === undefined ? { signal: ctx.signal } : { ...init, signal: ctx.signal };
+  const response = await (fetchImpl === undefined ? fetch(input, sent) : fetchImpl(input, sent));
+  // Headers are the upstream's answer: the latency sample ends here, not when the body is drained.
+  ctx.mark();
+  return response;
+}
+
+/** A `Request`'s own signal (fetch honours it when `init.signal` is absent), by shape, so any realm's Request counts. */
+function requestSignal(input: RequestInfo | URL): AbortSignal | undefined {
+  return typeof input === 'object' && !(input instanceof URL) ? (input as Request).signal : undefined;
+}
