@@ -18,3 +18,4 @@ export { KeyRegistry, type KeyRegistryOptions, type KeyRegistrySnapshot, type Ke
 export { originKey } from './registry/origin-key';
 export { TooManyKeysError, isTooManyKeysError, type TooManyKeysErrorOptions } from './registry/too-many-keys-error';
 export { resilientFetch, type FetchFunction, type KeyedExecutor, type RequestKey, type ResilientFetchOptions } from './fetch/fetch';
+export * from './limiter/index';

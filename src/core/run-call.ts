@@ -71,6 +71,13 @@ async function runQueued<T>(
     plan.breaker?.settle(ticket, options?.signal?.aborted === true ? CANCELLED : REJECTED);
     throw error;
   }
+  const signal = options?.signal;
+  if (signal !== undefined && signal.aborted) {
+    // The caller left between the wake-up and this continuation: the call must not start.
+    permit.settle(CANCELLED);
+    plan.breaker?.settle(ticket, CANCELLED);
+    throw signal.reason;
+  }
   const now = plan.clock.now();
   return runAdmitted(plan, fn, options, ticket, permit, now, now - startedAt, deadlineAt, timeoutMs);
 }

@@ -1,0 +1,544 @@
+import type { ResolvedClock, TimerHandle } from '../core/clock';
+import type { Observation } from '../core/observation';
+import type { LimiterPort, Permit } from '../core/ports';
+import { LimitExceededError } from '../errors/limit-exceeded-error';
+import { TimeoutError } from '../errors/timeout-error';
+import type { LimitController } from './controller';
+import { QueueNode, WaitQueue, type QueueOrder } from './wait-queue';
+
+/**
+ * The queue's bounds as factors of the limit L, counting calls running plus waiting (spec §7,
+ * failsafe-go's shape): below L run at once; up to `initialFactor`·L wait; up to `maxFactor`·L
+ * wait with a rejection probability rising linearly from 0 to 1; from `maxFactor`·L reject all.
+ */
+export interface QueueingConfig {
+  readonly initialFactor: number;
+  readonly maxFactor: number;
+}
+
+export interface AdmissionConfig {
+  readonly clock: ResolvedClock;
+  readonly controller: LimitController;
+  /** `undefined` turns queueing off: a call that cannot run at once is rejected. */
+  readonly queueing: QueueingConfig | undefined;
+  readonly queueOrder: QueueOrder;
+  /** A uniform number in [0, 1): the coin for gradual rejection. Injectable for determinism. */
+  readonly random: () => number;
+}
+
+/** Admission's own counters, merged into the limiter's snapshot. */
+export interface AdmissionCounters {
+  /** Permits handed out since construction (fast path and queue). */
+  readonly admitted: number;
+  /** Calls refused with `LimitExceededError` since construction. */
+  readonly shed: number;
+  /** Calls whose deadline passed while they waited (the upstream never saw them). */
+  readonly timedOutInQueue: number;
+  /** Calls whose caller aborted while they waited. */
+  readonly abortedInQueue: number;
+  /**
+   * Waiters whose heartbeat stopped (their request is gone, as when Workers cancels a request)
+   * and that were dropped from the queue or gave back a handed slot (ADR-0043).
+   */
+  readonly abandonedInQueue: number;
+  /** Completions per second over the recent drain windows; undefined before the first window. */
+  readonly drainPerSecond: number | undefined;
+}
+
+/**
+ * Drain-rate window for the retry hint. Ours: long enough to hold several completions at typical
+ * API latencies (100 ms - 1 s), short enough to follow a change of pace within a few seconds.
+ */
+const DRAIN_WINDOW_MS = 1_000;
+/** EWMA weight of the newest drain window. Ours: halves the weight of history every window. */
+const DRAIN_SMOOTHING = 0.5;
+/**
+ * Ceiling on the retry hint. Ours: past a minute the estimate says "much later", not when, and an
+ * HTTP client honouring Retry-After should not be parked longer on a guess.
+ */
+const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * A waiter's one timer fires at its deadline or after this long, whichever is sooner, and is
+ * re-armed until the waiter leaves (ADR-0043). Ours: in Cloudflare Workers a request that awaits
+ * a promise with no timer or I/O of its own is cancelled as hung, and a cancelled request's timers
+ * never fire; the beat keeps the waiter's request alive and proves that it is. At most one timer
+ * event a second per waiter, and only while it waits.
+ */
+const HEARTBEAT_MS = 1_000;
+/**
+ * A waiter whose heartbeat is this late is taken to be gone (its request was cancelled with its
+ * timers) and leaves the queue, or gives back the slot it was handed. Ours: ten missed beats, far
+ * beyond timer jitter, while bounding how long a ghost holds a place or a slot.
+ */
+const STALE_AFTER_MS = 10 * HEARTBEAT_MS;
+
+/**
+ * A pooled permit (ADR-0041). Settling returns it to its limiter's free list, so tryAcquire +
+ * settle allocate nothing in steady state; a second settle before reuse is a no-op. A holder must
+ * drop its reference after settling: once reused, the same object is someone else's permit.
+ */
+class PooledPermit implements Permit {
+  inflight = 0;
+  /** @internal */
+  active = false;
+  /** @internal */
+  nextFree: PooledPermit | undefined = undefined;
+
+  constructor(private readonly owner: Admission) {}
+
+  settle(observation: Observation): void {
+    if (!this.active) return;
+    this.active = false;
+    this.owner.release(this, observation);
+  }
+}
+
+const QUEUED = 0;
+/** Handed a slot by a settle (or resize), not yet claimed in its own context. */
+const HANDED = 1;
+const CLAIMED = 2;
+const LEFT = 3;
+type WaiterState = typeof QUEUED | typeof HANDED | typeof CLAIMED | typeof LEFT;
+
+/**
+ * One call waiting for a slot. Its timer (a heartbeat, and at the end its deadline) and its abort
+ * listener live only while it waits.
+ */
+class Waiter extends QueueNode {
+  state: WaiterState = QUEUED;
+  permit: PooledPermit | undefined = undefined;
+  timer: TimerHandle = undefined;
+  hasTimer = false;
+  /** The armed timer is the deadline itself (not a heartbeat). */
+  timerIsDeadline = false;
+  /** Clock time of the last heartbeat (the enqueue time to begin with). */
+  beatAt: number;
+  /** Why a handed slot was taken back before the waiter claimed it. */
+  failure: unknown = undefined;
+  resolve!: () => void;
+  reject!: (reason: unknown) => void;
+
+  constructor(
+    private readonly admission: Admission,
+    readonly signal: AbortSignal | undefined,
+    readonly deadlineAt: number,
+    readonly budgetMs: number,
+    enqueuedAt: number,
+  ) {
+    super();
+    this.beatAt = enqueuedAt;
+  }
+
+  readonly onTimer = (): void => {
+    this.hasTimer = false;
+    this.admission.waiterTimer(this);
+  };
+
+  readonly onAbort = (): void => {
+    this.admission.waiterAborted(this);
+  };
+
+  /** Runs in the waiter's own continuation, so its request's context (ADR-0043). */
+  readonly claim = (): Permit => this.admission.claim(this);
+}
+
+/**
+ * The enforcing half of the limiter (DESIGN.md §5): the in-flight counter, the permit pool, the
+ * factor-based queue and the zone decision. It knows nothing about Vegas: the limit comes from a
+ * `LimitController`, which learns from every settle.
+ */
+export class Admission implements LimiterPort {
+  /** @internal The clock every read of time goes through. */
+  readonly clock: ResolvedClock;
+  protected readonly controller: LimitController;
+  protected readonly queueing: QueueingConfig | undefined;
+  private readonly random: () => number;
+  private readonly queue: WaitQueue<Waiter>;
+  /** Waiters handed a slot that have not claimed it yet (normally empty within a microtask). */
+  private readonly handed = new WaitQueue<Waiter>('fifo');
+  /** The controller's limit, re-read after every observe and resize. */
+  private limitNow: number;
+  private inflightCount = 0;
+  /** The permit pool, a stack linked through `nextFree` (ADR-0041). */
+  private freePermits: PooledPermit | undefined = undefined;
+  private admittedCount = 0;
+  /** Handed slots taken back unused: admitted, never settled (for the drain count). */
+  private takenBack = 0;
+  private shedCount = 0;
+  private queueTimeouts = 0;
+  private queueAborts = 0;
+  private queueAbandoned = 0;
+  /** Start of the open drain window (-Infinity until the first settle opens it). */
+  private drainWindowStart = -Infinity;
+  /** Completions counted when the open window started. */
+  private drainWindowBase = 0;
+  /** Smoothed completions per ms; NaN until the first drain window closes (a double from the start). */
+  private drainRatePerMs = NaN;
+
+  constructor(config: AdmissionConfig) {
+    this.clock = config.clock;
+    this.controller = config.controller;
+    this.queueing = config.queueing;
+    this.random = config.random;
+    this.queue = new WaitQueue<Waiter>(config.queueOrder);
+    this.limitNow = config.controller.limit;
+  }
+
+  /** The limit admission enforces now. */
+  get limit(): number {
+    return this.limitNow;
+  }
+
+  /** Calls holding a permit now (running, or handed a slot and about to run). */
+  get inflight(): number {
+    return this.inflightCount;
+  }
+
+  /** Calls waiting for a slot now. */
+  get queued(): number {
+    return this.queue.size;
+  }
+
+  /** Which waiter a freed slot goes to. */
+  get queueOrder(): QueueOrder {
+    return this.queue.order;
+  }
+
+  /**
+   * The low-level fast path: a permit when a slot is free and nobody is waiting (no queue
+   * jumping), else undefined; it never queues. A counter compare and a pop from the permit pool:
+   * no clock read, no allocation once warm. Settle the permit exactly once with what the call
+   * taught (at least `{ verdict, latencyMs }`), then drop the reference: permits are pooled and
+   * reused (adr/0041-pooled-permits.md).
+   */
+  tryAcquire(): Permit | undefined {
+    if (this.inflightCount >= this.limitNow || this.queue.size !== 0) return undefined;
+    return this.takePermit();
+  }
+
+  /**
+   * @internal The slow path. Runs at once if the fast path would; otherwise sheds (past the factors, or by
+   * the gradual coin) or waits. The wait counts against `deadlineAt`: a waiter still queued then
+   * leaves with a queued `TimeoutError`, and an abort makes it leave at once with the signal's
+   * reason. Neither teaches the controller anything: the upstream never saw the call.
+   */
+  acquire(signal: AbortSignal | undefined, deadlineAt: number, timeoutMs: number | undefined): Promise<Permit> {
+    if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
+    let permit = this.tryAcquire();
+    if (permit !== undefined) return Promise.resolve(permit);
+    const now = this.clock.now();
+    if (this.handed.size !== 0 || this.queue.size !== 0) {
+      // The slow path has the clock: reclaim what the dead left behind before judging the queue.
+      this.afterSlotChange(now);
+      permit = this.tryAcquire();
+      if (permit !== undefined) return Promise.resolve(permit);
+    }
+    const budgetMs = timeoutMs ?? Math.max(0, deadlineAt - now);
+    if (deadlineAt <= now) {
+      this.queueTimeouts++;
+      return Promise.reject(new TimeoutError({ timeoutMs: budgetMs, queued: true }));
+    }
+    if (this.mustShed()) {
+      this.shedCount++;
+      return Promise.reject(this.limitExceeded(now));
+    }
+    const waiter = new Waiter(this, signal, deadlineAt, budgetMs, now);
+    const woken = new Promise<void>((resolve, reject) => {
+      waiter.resolve = resolve;
+      waiter.reject = reject;
+    });
+    this.queue.push(waiter);
+    this.arm(waiter, now);
+    signal?.addEventListener('abort', waiter.onAbort);
+    // The claim is chained here, in the caller's own context: see ADR-0043.
+    return woken.then(waiter.claim);
+  }
+
+  /**
+   * Changes the limit now (clamped by the controller's guardrails). A higher limit admits waiters
+   * at once; a lower one admits nobody new until in-flight falls under it. Returns the new limit.
+   */
+  resize(limit: number): number {
+    const now = this.clock.now();
+    try {
+      this.controller.setLimit(limit, now);
+    } finally {
+      this.afterSlotChange(now);
+    }
+    return this.limitNow;
+  }
+
+  /**
+   * @internal Called by a permit's first settle. One clock read; no allocation. Kept small on
+   * purpose: V8 inlines the controller's `observe` into it only while the whole path fits its
+   * inlining budget, and a call it does not inline boxes the doubles it passes (ADR-0041). The
+   * queue work lives out of line, behind one check.
+   */
+  release(permit: PooledPermit, observation: Observation): void {
+    const inflight = this.inflightCount;
+    this.inflightCount = inflight - 1;
+    const now = this.clock.now();
+    if (now - this.drainWindowStart >= DRAIN_WINDOW_MS) this.closeDrainWindow(now);
+    // Every settle goes to the controller, which ignores `rejected` and `cancelled` (ADR-007) but
+    // may still close a window on time. No try/finally here: it costs the inlining above. If
+    // observe throws, the slot is already free and the next settle, arrival or heartbeat serves it.
+    this.controller.observe(observation, now, inflight);
+    this.limitNow = this.controller.limit;
+    if (this.queue.size !== 0 || this.handed.size !== 0) this.afterSlotChange(now);
+    // Pooled only now: a waiter served by this settle never gets the object its caller still
+    // holds, so settling twice in a row stays a no-op.
+    permit.nextFree = this.freePermits;
+    this.freePermits = permit;
+  }
+
+  /** @internal */
+  claim(waiter: Waiter): Permit {
+    if (waiter.state !== HANDED) throw waiter.failure;
+    this.handed.remove(waiter);
+    waiter.state = CLAIMED;
+    this.disarm(waiter);
+    const permit = waiter.permit!;
+    waiter.permit = undefined;
+    return permit;
+  }
+
+  /**
+   * @internal The waiter's own timer fired, in its own request's context: its deadline, or a
+   * heartbeat (it is alive; arm the next one).
+   */
+  waiterTimer(waiter: Waiter): void {
+    if (waiter.state !== QUEUED && waiter.state !== HANDED) return;
+    if (!waiter.timerIsDeadline) {
+      const now = this.clock.now();
+      waiter.beatAt = now;
+      this.arm(waiter, now);
+      // A live waiter's beat also reclaims slots handed to waiters that are gone, and serves a
+      // slot left free (a settle whose observe threw), so the queue heals with no settle to help.
+      if (this.handed.size !== 0 || this.inflightCount < this.limitNow) this.afterSlotChange(now);
+      return;
+    }
+    const error = new TimeoutError({ timeoutMs: waiter.budgetMs, queued: true });
+    this.queueTimeouts++;
+    if (waiter.state === QUEUED) {
+      this.queue.remove(waiter);
+      this.leave(waiter, error);
+    } else {
+      this.takeBack(waiter, error);
+      this.afterSlotChange(this.clock.now());
+    }
+  }
+
+  /** @internal The caller aborted while waiting (or after being handed a slot, before claiming it). */
+  waiterAborted(waiter: Waiter): void {
+    const reason = waiter.signal!.reason;
+    if (waiter.state === QUEUED) {
+      this.queue.remove(waiter);
+      this.queueAborts++;
+      this.leave(waiter, reason);
+    } else if (waiter.state === HANDED) {
+      this.queueAborts++;
+      this.takeBack(waiter, reason);
+      this.afterSlotChange(this.clock.now());
+    }
+  }
+
+  /** @internal Admission's counters, for the snapshot. */
+  counters(): AdmissionCounters {
+    return {
+      admitted: this.admittedCount,
+      shed: this.shedCount,
+      timedOutInQueue: this.queueTimeouts,
+      abortedInQueue: this.queueAborts,
+      abandonedInQueue: this.queueAbandoned,
+      drainPerSecond: this.drainRatePerMs === this.drainRatePerMs ? this.drainRatePerMs * 1000 : undefined,
+    };
+  }
+
+  /**
+   * The zone decision for a call that cannot run at once, with n = running + waiting (the
+   * arrival not counted): queue below initialFactor·L, shed from maxFactor·L, and in between
+   * shed with probability (n - initialFactor·L) / ((maxFactor - initialFactor)·L).
+   */
+  private mustShed(): boolean {
+    const queueing = this.queueing;
+    if (queueing === undefined) return true;
+    const limit = this.limitNow;
+    const n = this.inflightCount + this.queue.size;
+    const rejectAllFrom = queueing.maxFactor * limit;
+    if (n >= rejectAllFrom) return true;
+    const rejectFrom = queueing.initialFactor * limit;
+    if (n < rejectFrom) return false;
+    return this.random() < (n - rejectFrom) / (rejectAllFrom - rejectFrom);
+  }
+
+  private takePermit(): PooledPermit {
+    let permit = this.freePermits;
+    if (permit === undefined) permit = new PooledPermit(this);
+    else this.freePermits = permit.nextFree;
+    permit.active = true;
+    permit.inflight = ++this.inflightCount;
+    this.admittedCount++;
+    return permit;
+  }
+
+  /**
+   * A slot came back or the limit moved (or the slow path looked): take back stale hand-offs,
+   * drop dead waiters from the oldest end, then admit waiters that fit.
+   */
+  private afterSlotChange(now: number): void {
+    this.limitNow = this.controller.limit;
+    if (this.handed.size !== 0) this.takeBackExpiredHandoffs(now);
+    const queue = this.queue;
+    if (queue.size === 0) return;
+    // In LIFO order the oldest waiters are served last; sweep the dead ones so they do not hold
+    // places (and push later arrivals into the rejection zone) until their lost timers would fire.
+    for (let oldest = queue.peekOldest(); oldest !== undefined && this.isGone(oldest, now); oldest = queue.peekOldest()) {
+      queue.remove(oldest);
+      this.dropGone(oldest, now);
+    }
+    while (this.inflightCount < this.limitNow) {
+      const waiter = queue.take();
+      if (waiter === undefined) return;
+      // Out of budget (or gone): a slot would buy it nothing, so it leaves without one.
+      if (this.isGone(waiter, now)) this.dropGone(waiter, now);
+      else this.handOff(waiter);
+    }
+  }
+
+  /** One timer per waiter: the next heartbeat, or the deadline when that comes first. */
+  private arm(waiter: Waiter, now: number): void {
+    const remainingMs = waiter.deadlineAt - now;
+    waiter.timerIsDeadline = remainingMs <= HEARTBEAT_MS;
+    waiter.timer = this.clock.setTimer(waiter.onTimer, waiter.timerIsDeadline ? remainingMs : HEARTBEAT_MS);
+    waiter.hasTimer = true;
+  }
+
+  /** Past its deadline, or its heartbeat silent for STALE_AFTER_MS (its request is gone). */
+  private isGone(waiter: Waiter, now: number): boolean {
+    return waiter.deadlineAt <= now || now - waiter.beatAt >= STALE_AFTER_MS;
+  }
+
+  /** Why a gone waiter leaves; counts it. */
+  private goneReason(waiter: Waiter, now: number): Error {
+    if (waiter.deadlineAt <= now) {
+      this.queueTimeouts++;
+      return new TimeoutError({ timeoutMs: waiter.budgetMs, queued: true });
+    }
+    this.queueAbandoned++;
+    return new LimitExceededError(
+      `resilix: a queued call stopped answering its heartbeat (silent ${now - waiter.beatAt} ms; ` +
+        'its request was likely cancelled) and left the queue without running',
+    );
+  }
+
+  /** Fails a waiter `isGone` picked out of the queue; it never held a slot. */
+  private dropGone(waiter: Waiter, now: number): void {
+    this.leave(waiter, this.goneReason(waiter, now));
+  }
+
+  private handOff(waiter: Waiter): void {
+    waiter.permit = this.takePermit();
+    waiter.state = HANDED;
+    this.handed.push(waiter);
+    waiter.resolve();
+  }
+
+  /**
+   * Handed slots whose waiters never claimed them and are gone (deadline passed, or heartbeat
+   * stale). Normally the waiter's own timer handles its deadline; in Workers that timer dies with
+   * a cancelled request, so settles and the slow path do it lazily.
+   */
+  private takeBackExpiredHandoffs(now: number): void {
+    let waiter = this.handed.peekOldest();
+    while (waiter !== undefined) {
+      const next = this.handed.after(waiter);
+      if (this.isGone(waiter, now)) this.takeBack(waiter, this.goneReason(waiter, now));
+      waiter = next;
+    }
+  }
+
+  /** Returns a handed, unclaimed slot; the waiter's claim will throw `failure`. No observation. */
+  private takeBack(waiter: Waiter, failure: unknown): void {
+    this.handed.remove(waiter);
+    waiter.state = LEFT;
+    waiter.failure = failure;
+    this.disarm(waiter);
+    const permit = waiter.permit!;
+    waiter.permit = undefined;
+    permit.active = false;
+    this.inflightCount--;
+    this.takenBack++;
+    this.pool(permit);
+  }
+
+  private pool(permit: PooledPermit): void {
+    permit.nextFree = this.freePermits;
+    this.freePermits = permit;
+  }
+
+  private leave(waiter: Waiter, reason: unknown): void {
+    waiter.state = LEFT;
+    this.disarm(waiter);
+    waiter.reject(reason);
+  }
+
+  private disarm(waiter: Waiter): void {
+    if (waiter.hasTimer) {
+      waiter.hasTimer = false;
+      this.clock.clearTimer(waiter.timer);
+    }
+    waiter.timer = undefined;
+    waiter.signal?.removeEventListener('abort', waiter.onAbort);
+  }
+
+  /** Calls that finished: admitted and settled (not in flight, not taken back unused). */
+  private completed(): number {
+    return this.admittedCount - this.inflightCount - this.takenBack;
+  }
+
+  /**
+   * Closes the drain-rate window (at the first settle a second or more after it opened), or opens
+   * the first one at the first settle: idle time before any traffic is not drain time. The hot
+   * path pays one subtraction and one compare; completions are counted from the admission counter.
+   */
+  private closeDrainWindow(now: number): void {
+    const completed = this.completed();
+    const start = this.drainWindowStart;
+    if (start !== -Infinity) {
+      const rate = (completed - this.drainWindowBase) / (now - start);
+      const previous = this.drainRatePerMs;
+      this.drainRatePerMs = previous !== previous ? rate : previous + DRAIN_SMOOTHING * (rate - previous);
+    }
+    this.drainWindowStart = now;
+    this.drainWindowBase = completed;
+  }
+
+  /**
+   * The retry hint (ADR-0042): how long until a new call would run at once, if the current
+   * backlog drains at the measured pace. Calls ahead of it: everyone waiting, plus the running
+   * calls above L - 1. Undefined while no completion has been timed.
+   */
+  private retryAfterMs(now: number): number | undefined {
+    let ratePerMs = this.drainRatePerMs;
+    if (ratePerMs !== ratePerMs) {
+      // Before the first window closes, the open window's pace is the best evidence there is.
+      const elapsed = now - this.drainWindowStart;
+      const counted = this.completed() - this.drainWindowBase;
+      if (!(elapsed > 0) || elapsed === Infinity || counted <= 0) return undefined;
+      ratePerMs = counted / elapsed;
+    }
+    const ahead = Math.max(1, this.inflightCount + this.queue.size - this.limitNow + 1);
+    return Math.min(MAX_RETRY_AFTER_MS, Math.max(1, Math.ceil(ahead / ratePerMs)));
+  }
+
+  private limitExceeded(now: number): LimitExceededError {
+    const retryAfterMs = this.retryAfterMs(now);
+    const hint = retryAfterMs === undefined ? '' : `; retry in about ${retryAfterMs} ms`;
+    return new LimitExceededError(
+      `resilix: the limiter shed the call (${this.inflightCount} running and ${this.queue.size} waiting ` +
+        `against a limit of ${this.limitNow})${hint}`,
+      { retryAfterMs },
+    );
+  }
+}

@@ -1,0 +1,19 @@
+import type { Decision, LimitAlgorithm, WindowSummary } from './algorithm';
+import { hold } from './algorithm';
+
+/**
+ * A constant limit: `initialLimit`, moved only by a manual `setLimit`. For comparisons (the
+ * latency-cliff experiment runs fixed against adaptive) and for callers who want a semaphore
+ * with the limiter's queue. Windows still close, so the snapshot reports latency and baseline.
+ */
+export function createFixed(): LimitAlgorithm {
+  return {
+    name: 'fixed',
+    step(estimate: number, _window: Readonly<WindowSummary>, decision: Decision): void {
+      hold(estimate, 'fixed', decision);
+    },
+    shrinkRatio(): number {
+      return Infinity;
+    },
+  };
+}

@@ -1,0 +1,188 @@
+import type { CallFn, ExecuteOptions } from '../core/call';
+import type { Classifier } from '../core/classify';
+import { resolveClock, type Clock } from '../core/clock';
+import type { Disposable, Listener } from '../core/events';
+import { choiceOption, functionOption, numberOption, optionsObject, orderedOptions } from '../core/options';
+import type { Policy } from '../core/policy';
+import type { CallPlan, LimiterPort } from '../core/ports';
+import { runCall } from '../core/run-call';
+import { Admission, type AdmissionCounters, type QueueingConfig } from './admission';
+import {
+  createLimitController,
+  resolveControlConfig,
+  type ControlLoopSnapshot,
+  type ControlOptions,
+} from './control-loop';
+import type { LimitChange, LimitController } from './controller';
+import type { QueueOrder } from './wait-queue';
+
+/** The queue's bounds, as factors of the adapting limit (spec §7; see docs/queueing.md). */
+export interface QueueingOptions {
+  /**
+   * Calls running plus waiting up to `initialFactor`·limit wait without any rejection.
+   * Default 2: failsafe-go `WithQueueing(2, 3)` (spec §6). At least 1.
+   */
+  initialFactor?: number;
+  /**
+   * From `maxFactor`·limit every call is rejected; between the two factors the rejection
+   * probability rises linearly from 0 to 1. Default 3 (failsafe-go), or `initialFactor + 1` when
+   * that is larger (ours: keeps the gradual zone one limit wide, as in the default shape).
+   */
+  maxFactor?: number;
+}
+
+export type LimiterOptions = ControlOptions & {
+  clock?: Clock;
+  /**
+   * Factor-based queueing (spec §7, ADR-008). `false` turns it off: a call that cannot run at
+   * once is rejected. Default `{ initialFactor: 2, maxFactor: 3 }` (failsafe-go).
+   */
+  queueing?: QueueingOptions | boolean;
+  /**
+   * Which waiter a freed slot goes to. Default 'lifo' (ours, adr/0040-queue-order-lifo.md): under
+   * overload with deadlines, the newest waiter is the one that can still finish in time.
+   */
+  queueOrder?: QueueOrder;
+  /**
+   * A uniform number in [0, 1) for gradual rejection. Default `Math.random`; inject a seeded
+   * source to make a simulation deterministic.
+   */
+  random?: () => number;
+  /** Classifies calls made through `execute`. */
+  classify?: Classifier;
+};
+
+/** The control loop's state (limit, baseline, smoothed latency, last change) and admission's. */
+export interface LimiterSnapshot extends ControlLoopSnapshot, AdmissionCounters {
+  readonly kind: 'limiter';
+  /** Calls holding a permit now (running, or handed a slot and about to run). */
+  readonly inflight: number;
+  /** Calls waiting for a slot now. */
+  readonly queued: number;
+  readonly queueing: QueueingConfig | false;
+  readonly queueOrder: QueueOrder;
+}
+
+/** failsafe-go `WithQueueing(2, 3)`, the spec's default (§6). */
+const DEFAULT_INITIAL_FACTOR = 2;
+const DEFAULT_MAX_FACTOR = 3;
+/** Ours, decided by the experiment in adr/0040-queue-order-lifo.md. */
+const DEFAULT_QUEUE_ORDER: QueueOrder = 'lifo';
+const QUEUE_ORDERS: readonly QueueOrder[] = ['fifo', 'lifo'];
+
+/** A controller handed in by `limiterWithController` for the constructor in progress. */
+let injectedController: LimitController | undefined;
+
+/**
+ * The adaptive concurrency limiter: a control loop that finds the upstream's capacity from latency
+ * (controller), and admission that enforces it (counters, permits, a factor-bounded queue).
+ * One limiter may be shared by any number of callers; a change of limit applies to all of them at
+ * once, mid-flight.
+ *
+ * It *is* its admission (a subclass, not a wrapper): `tryAcquire` and `permit.settle` reach the
+ * counters with no extra call, which keeps the fast path inside V8's inlining budget (adr/0041).
+ */
+export class Limiter extends Admission implements Policy<LimiterSnapshot>, LimiterPort {
+  readonly kind = 'limiter' as const;
+  /** @internal The call runner drives admission directly. */
+  readonly port: LimiterPort = this;
+  private readonly plan: CallPlan;
+
+  constructor(options?: LimiterOptions) {
+    const o = optionsObject<LimiterOptions>('limiter', options);
+    const given = injectedController;
+    injectedController = undefined;
+    const controller = given ?? createLimitController(resolveControlConfig(o, 'limiter'));
+    const clock = resolveClock(o.clock, 'limiter');
+    const queueing = resolveQueueing(o.queueing);
+    const queueOrder = choiceOption<QueueOrder>('limiter', 'queueOrder', o.queueOrder, DEFAULT_QUEUE_ORDER, QUEUE_ORDERS);
+    const random = functionOption<() => number>('limiter', 'random', o.random) ?? Math.random;
+    const classify = functionOption<Classifier>('limiter', 'classify', o.classify);
+    super({ clock, controller, queueing, queueOrder, random });
+    this.plan = { clock, breaker: undefined, limiter: this, bulkhead: undefined, timeout: undefined, classify };
+  }
+
+  execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
+    return runCall(this.plan, fn, options);
+  }
+
+  /**
+   * Sets the limit by hand (clamped to minLimit..maxLimit) for every caller at once. A higher
+   * limit admits waiters immediately; a lower one admits nobody new until in-flight falls under
+   * it. The control loop carries on from the new limit. Returns the limit now in force.
+   */
+  override resize(limit: number): number {
+    if (typeof limit !== 'number' || !(limit >= 1) || limit === Infinity) {
+      const message = `resilix: limiter.resize(limit) needs a number in [1, Infinity); received ${
+        typeof limit === 'number' ? String(limit) : typeof limit
+      }`;
+      throw typeof limit === 'number' ? new RangeError(message) : new TypeError(message);
+    }
+    return super.resize(limit);
+  }
+
+  /** Calls `listener` on every change of the limit (window decisions and `resize`). */
+  onLimitChange(listener: Listener<LimitChange>): Disposable {
+    return this.controller.changes.subscribe(listener);
+  }
+
+  snapshot(): LimiterSnapshot {
+    const control: Partial<ControlLoopSnapshot> & ReturnType<LimitController['snapshot']> = this.controller.snapshot();
+    return {
+      ...control,
+      baselineResets: control.baselineResets ?? 0,
+      ...this.counters(),
+      kind: 'limiter',
+      limit: this.limit,
+      inflight: this.inflight,
+      queued: this.queued,
+      queueing: this.queueing ?? false,
+      queueOrder: this.queueOrder,
+    };
+  }
+}
+
+/** An adaptive concurrency limiter; see `LimiterOptions` for the knobs and their provenance. */
+export function limiter(options?: LimiterOptions): Limiter {
+  return new Limiter(options);
+}
+
+/**
+ * @internal A limiter driven by a given controller (a test stand-in, or a simulator's scripted
+ * limit). Not exported from the package.
+ */
+export function limiterWithController(options: LimiterOptions | undefined, controller: LimitController): Limiter {
+  injectedController = controller;
+  try {
+    return new Limiter(options);
+  } finally {
+    injectedController = undefined;
+  }
+}
+
+function resolveQueueing(value: unknown): QueueingConfig | undefined {
+  if (value === false) return undefined;
+  if (value === undefined || value === true) {
+    return Object.freeze({ initialFactor: DEFAULT_INITIAL_FACTOR, maxFactor: DEFAULT_MAX_FACTOR });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(
+      `resilix: limiter option "queueing" must be false or an object { initialFactor, maxFactor }; received ${
+        value === null ? 'null' : typeof value
+      }`,
+    );
+  }
+  const q = value as QueueingOptions;
+  const initialFactor = numberOption('limiter', 'queueing.initialFactor', q.initialFactor, DEFAULT_INITIAL_FACTOR, {
+    min: 1,
+  });
+  const maxFactor = numberOption(
+    'limiter',
+    'queueing.maxFactor',
+    q.maxFactor,
+    Math.max(DEFAULT_MAX_FACTOR, initialFactor + 1),
+    { min: 1 },
+  );
+  orderedOptions('limiter', 'queueing.initialFactor', initialFactor, 'queueing.maxFactor', maxFactor);
+  return Object.freeze({ initialFactor, maxFactor });
+}

@@ -1,0 +1,175 @@
+import type { Verdict } from '../core/verdict';
+import { Ewma } from '../stats/ewma';
+import { DEFAULT_MEDIAN_SIZE, MedianFilter } from '../stats/median-filter';
+import { WindowQuantile } from '../stats/window-quantile';
+import type { WindowSummary } from './algorithms/algorithm';
+
+/** How a `failure` verdict teaches the limiter (adr/0030-failure-verdict.md). */
+export type FailureHandling = 'hold' | 'ignore' | 'overload';
+
+export interface WindowRules {
+  /** Latency quantile of one window, in (0, 1). */
+  readonly quantile: number;
+  /** Samples that close a window on count once it is at least its floor old. */
+  readonly minSamples: number;
+  /** Lower clamp of a window's floor (its shortest life), ms. */
+  readonly minWindowMs: number;
+  /** Upper clamp of the floor; a window this old closes with any sample, ms. */
+  readonly maxWindowMs: number;
+  readonly failure: FailureHandling;
+}
+
+/**
+ * One sampling window: what the calls that settled since the last close taught, in O(1) memory.
+ * Latency samples come from `ok` and `answered` only (spec §8: answered is a sample without
+ * pressure); `overload` and `timeout` are counted as reduce signals, never as samples (a 429 is
+ * fast, a timeout is censored at the deadline; neither is the upstream's service time);
+ * `failure` follows the failure handling (adr/0030); `rejected` and `cancelled` teach nothing.
+ * The latency the window sees is `Observation.latencyMs`, which excludes time queued in the
+ * limiter: the limiter never counts its own queue as upstream latency.
+ *
+ * Closing (adr/0032-window-closing-and-low-traffic.md): a window closes once it is at least
+ * its floor old (the floor is clamp(2 x latency, minWindowMs, maxWindowMs), as failsafe-go sizes
+ * windows from the round trip) and either has `minSamples` samples, or has waited long enough
+ * that samples x age >= minSamples x floor (the low-traffic rule: 50 samples at 2 s is worth 4
+ * at 25 s), or is `maxWindowMs` old with any sample at all. A window with reduce signals and no
+ * samples closes at its floor. Allocates nothing after construction.
+ */
+export class SamplingWindow {
+  /** Clock time the window opened; NaN until its first counted observation. */
+  openedAt = Number.NaN;
+  samples = 0;
+  overloads = 0;
+  timeouts = 0;
+  failures = 0;
+  reached = 0;
+  peakInflight = 0;
+  private inflightSum = 0;
+  private readonly latencies: WindowQuantile;
+  private readonly rules: WindowRules;
+
+  constructor(rules: WindowRules) {
+    this.rules = rules;
+    this.latencies = new WindowQuantile({ quantile: rules.quantile });
+  }
+
+  /** Counts one settled call. Returns false when the verdict teaches nothing. */
+  record(verdict: Verdict, latencyMs: number, inflight: number, now: number): boolean {
+    switch (verdict) {
+      case 'ok':
+      case 'answered':
+        if (!(latencyMs >= 0) || latencyMs === Infinity) return false;
+        this.latencies.add(latencyMs);
+        this.samples++;
+        break;
+      case 'overload':
+        this.overloads++;
+        break;
+      case 'timeout':
+        this.timeouts++;
+        break;
+      case 'failure':
+        if (this.rules.failure === 'ignore') return false;
+        if (this.rules.failure === 'overload') this.overloads++;
+        else this.failures++;
+        break;
+      default:
+        return false;
+    }
+    if (this.openedAt !== this.openedAt) this.openedAt = now;
+    this.reached++;
+    if (inflight > this.peakInflight) this.peakInflight = inflight;
+    this.inflightSum += inflight;
+    return true;
+  }
+
+  /** Whether the window may close at `now`, given its floor in ms (see the class comment). */
+  ready(now: number, floorMs: number): boolean {
+    if (this.reached === 0) return false;
+    const ageMs = now - this.openedAt;
+    if (ageMs < floorMs) return false;
+    if (this.samples === 0) {
+      // Reduce signals need no latency; a window of failures alone waits out maxWindowMs.
+      return this.overloads + this.timeouts > 0 || ageMs >= this.rules.maxWindowMs;
+    }
+    const minSamples = this.rules.minSamples;
+    if (this.samples >= minSamples || ageMs >= this.rules.maxWindowMs) return true;
+    return this.samples * ageMs >= minSamples * floorMs;
+  }
+
+  /** The window's latency quantile (p90 by default); NaN without samples. */
+  latencyQuantile(): number {
+    return this.latencies.value();
+  }
+
+  /** Copies the counts into `summary` (latency and baseline are the control loop's to fill). */
+  summarise(now: number, summary: WindowSummary): void {
+    summary.samples = this.samples;
+    summary.overloads = this.overloads;
+    summary.timeouts = this.timeouts;
+    summary.failures = this.failures;
+    summary.reached = this.reached;
+    summary.peakInflight = this.peakInflight;
+    summary.meanInflight = this.reached > 0 ? this.inflightSum / this.reached : 0;
+    summary.durationMs = this.openedAt === this.openedAt ? now - this.openedAt : 0;
+  }
+
+  /** Empties the window; the next one opens at `now` (or at its first observation when NaN). */
+  restart(now: number): void {
+    this.openedAt = now;
+    this.samples = 0;
+    this.overloads = 0;
+    this.timeouts = 0;
+    this.failures = 0;
+    this.reached = 0;
+    this.peakInflight = 0;
+    this.inflightSum = 0;
+    this.latencies.reset();
+  }
+}
+
+/**
+ * Weight of a new window in the smoothed latency: 2 / (5 + 1), failsafe-go's adaptive limiter
+ * (smoothedSamples = 5). Uber names the EWMA but not its weight (spec §5.2).
+ */
+export const LATENCY_SMOOTHING = 2 / (5 + 1);
+/**
+ * Windows averaged plainly before smoothing starts. Ours: 1 (seed with the first value). The
+ * first value is already median-filtered, and failsafe-go's 10 would let the start-up windows,
+ * taken at the initial limit, hold the smoothed latency down for ten windows of a ramp.
+ */
+export const LATENCY_WARMUP = 1;
+
+/**
+ * The window latency chain of spec §5.2 (Uber: "take a percentile of these values, and smoothe
+ * the percentile" with a median filter and exponential smoothing): p90 -> median of the last 3
+ * windows (rejects any one-window spike or dip) -> EWMA. Allocates nothing after construction.
+ */
+export class LatencySignal {
+  /** The latest median-filtered window quantile, ms; NaN before the first window. */
+  filteredMs = Number.NaN;
+  /** The latest smoothed latency, ms; NaN before the first window. */
+  smoothedMs = Number.NaN;
+  private readonly median = new MedianFilter(DEFAULT_MEDIAN_SIZE);
+  private readonly ewma = new Ewma({ alpha: LATENCY_SMOOTHING, warmupSamples: LATENCY_WARMUP });
+
+  /** Feeds one window's quantile. */
+  add(windowQuantileMs: number): void {
+    if (!(windowQuantileMs >= 0) || windowQuantileMs === Infinity) return;
+    this.filteredMs = this.median.add(windowQuantileMs);
+    this.smoothedMs = this.ewma.add(this.filteredMs);
+  }
+
+  /** True once the median filter holds a full set of windows: no single window can set it. */
+  get warm(): boolean {
+    return this.median.count >= this.median.size;
+  }
+
+  /** Forgets every window (after an idle gap: adr/0031-idle-rule.md). */
+  reset(): void {
+    this.median.reset();
+    this.ewma.reset();
+    this.filteredMs = Number.NaN;
+    this.smoothedMs = Number.NaN;
+  }
+}

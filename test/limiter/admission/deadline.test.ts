@@ -1,0 +1,166 @@
+import { describe, expect, it } from 'vitest';
+import { resolveClock } from '../../../src/core/clock';
+import type { CallPlan } from '../../../src/core/ports';
+import { runCall } from '../../../src/core/run-call';
+import { isTimeoutError, type TimeoutError } from '../../../src/errors/timeout-error';
+import { Admission } from '../../../src/limiter/admission';
+import { timeout } from '../../../src/timeout/timeout';
+import { FakeClock, deferred, flush } from '../../helpers/fake-clock';
+import { OK, enqueue, fill, harness, type Outcome } from './support/admission-harness';
+import { StandInController } from './support/stand-in-controller';
+
+function refusal(call: { outcome: Outcome }): unknown {
+  if (call.outcome.status !== 'refused') throw new Error(`expected a refusal, got ${call.outcome.status}`);
+  return call.outcome.error;
+}
+
+describe('queue wait counts against the caller deadline', () => {
+  it('rejects a waiter whose deadline passes in the queue with a TimeoutError that says it was queued', async () => {
+    const { admission, clock } = harness({ limit: 1 });
+    fill(admission, 1);
+    const call = enqueue(admission, { deadlineAt: 250, timeoutMs: 250 });
+    clock.advance(249);
+    await flush();
+    expect(call.outcome.status).toBe('pending');
+    clock.advance(1);
+    await flush();
+    const error = refusal(call) as TimeoutError;
+    expect(isTimeoutError(error)).toBe(true);
+    expect(error.queued).toBe(true);
+    expect(error.timeoutMs).toBe(250);
+    expect(error.message).toBe(
+      'resilix: timed out after 250 ms while queued in the limiter; the upstream never saw the call',
+    );
+    expect(admission.queued).toBe(0);
+    expect(admission.counters().timedOutInQueue).toBe(1);
+  });
+
+  it('teaches the controller nothing about a call that timed out in the queue', async () => {
+    const { admission, controller, clock } = harness({ limit: 1 });
+    fill(admission, 1);
+    enqueue(admission, { deadlineAt: 10, timeoutMs: 10 });
+    clock.advance(10);
+    await flush();
+    expect(controller.observed).toEqual([]);
+  });
+
+  it('arms one timer per waiting call and clears it when the call is admitted', async () => {
+    const { admission, clock } = harness({ limit: 1 });
+    const [running] = fill(admission, 1);
+    enqueue(admission, { deadlineAt: 100, timeoutMs: 100 });
+    enqueue(admission, { deadlineAt: 100, timeoutMs: 100 });
+    expect(clock.pendingTimers).toBe(2);
+    running!.settle(OK);
+    await flush();
+    expect(clock.pendingTimers).toBe(1);
+  });
+
+  it('refuses at once a call whose deadline has already passed, without queueing it', async () => {
+    const { admission, clock } = harness({ limit: 1 });
+    fill(admission, 1);
+    clock.advance(50);
+    const call = enqueue(admission, { deadlineAt: 50, timeoutMs: 10 });
+    await flush();
+    expect((refusal(call) as TimeoutError).queued).toBe(true);
+    expect(admission.queued).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('passes over a waiter whose deadline has come when a slot frees, and serves the next one', async () => {
+    // A clock whose timers never fire: the waiter's own timer cannot save it (as in a cancelled
+    // Workers request), so the settle must notice the deadline itself.
+    let now = 0;
+    const { admission } = harness({ limit: 1, clock: { now: () => now, setTimer: () => 0, clearTimer: () => {} } });
+    const [running] = fill(admission, 1);
+    const expired = enqueue(admission, { deadlineAt: 100, timeoutMs: 100 });
+    const live = enqueue(admission, { deadlineAt: 500, timeoutMs: 500 });
+    now = 100;
+    running!.settle(OK);
+    await flush();
+    expect((refusal(expired) as TimeoutError).queued).toBe(true);
+    expect(live.outcome.status).toBe('admitted');
+    expect(admission.inflight).toBe(1);
+  });
+
+  describe('through the call runner', () => {
+    function plan(limit: number, withTimeoutPolicy: boolean) {
+      const fake = new FakeClock();
+      const clock = resolveClock(fake, 'test');
+      const admission = new Admission({
+        clock,
+        controller: new StandInController(limit),
+        queueing: { initialFactor: 2, maxFactor: 3 },
+        queueOrder: 'fifo',
+        random: () => 0.5,
+      });
+      const policy = timeout({ timeoutMs: 100, clock: fake });
+      const p: CallPlan = {
+        clock,
+        breaker: undefined,
+        limiter: admission,
+        bulkhead: undefined,
+        timeout: withTimeoutPolicy ? policy : undefined,
+        classify: undefined,
+      };
+      return { plan: p, fake, admission, policy };
+    }
+
+    it.each([
+      ['a per-call timeoutMs', false],
+      ['the timeout policy', true],
+    ])('gives the call only the budget that queueing left (%s)', async (_name, withPolicy) => {
+      const { plan: p, fake } = plan(1, withPolicy);
+      const first = deferred<string>();
+      const running = runCall(p, () => first.promise, withPolicy ? undefined : { timeoutMs: 100 });
+      let abortedAt = NaN;
+      let startedAt = NaN;
+      const queued = runCall(
+        p,
+        (ctx) => {
+          startedAt = fake.now();
+          ctx.signal.addEventListener('abort', () => (abortedAt = fake.now()));
+          return new Promise(() => {});
+        },
+        withPolicy ? undefined : { timeoutMs: 100 },
+      );
+      const outcome = queued.catch((e: unknown) => ({ error: e, at: fake.now() }));
+      fake.advance(60);
+      first.resolve('done');
+      await running;
+      await flush(10);
+      expect(startedAt).toBe(60);
+      fake.advance(39);
+      await flush(10);
+      fake.advance(1);
+      const { error, at } = (await outcome) as { error: TimeoutError; at: number };
+      expect(isTimeoutError(error)).toBe(true);
+      expect(error.queued).toBe(false);
+      // queued 60 ms + ran 40 ms = the caller's 100 ms, not 160
+      expect(at).toBe(100);
+      expect(abortedAt).toBe(100);
+    });
+
+    it('reports the queue wait on the observation the controller learns from', async () => {
+      const fake = new FakeClock();
+      const clock = resolveClock(fake, 'test');
+      const controller = new StandInController(1);
+      const admission = new Admission({ clock, controller, queueing: { initialFactor: 2, maxFactor: 3 }, queueOrder: 'fifo', random: () => 0.5 });
+      const p: CallPlan = { clock, breaker: undefined, limiter: admission, bulkhead: undefined, timeout: undefined, classify: undefined };
+      const first = deferred<string>();
+      const running = runCall(p, () => first.promise, { timeoutMs: 1_000 });
+      const second = deferred<string>();
+      const queued = runCall(p, () => second.promise, { timeoutMs: 1_000 });
+      fake.advance(30);
+      first.resolve('a');
+      await running;
+      await flush(10);
+      fake.advance(20);
+      second.resolve('b');
+      await queued;
+      expect(controller.observed.map((o) => [o.observation.queuedMs, o.observation.latencyMs, o.now])).toEqual([
+        [0, 30, 30],
+        [30, 20, 50],
+      ]);
+    });
+  });
+});

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import type { Permit } from '../../../src/core/ports';
+import { isLimitExceededError, type LimitExceededError } from '../../../src/errors/limit-exceeded-error';
+import { flush } from '../../helpers/fake-clock';
+import { OK, enqueue, fill, harness } from './support/admission-harness';
+
+/**
+ * Limit 10, always full: every `everyMs` one call settles and another takes its slot, `count`
+ * times, starting `everyMs` after t = 0.
+ */
+function churn(h: ReturnType<typeof harness>, running: Permit[], everyMs: number, count: number): void {
+  for (let i = 0; i < count; i++) {
+    h.clock.advance(everyMs);
+    running.shift()!.settle(OK);
+    running.push(h.admission.tryAcquire()!);
+  }
+}
+
+async function shed(h: ReturnType<typeof harness>): Promise<LimitExceededError> {
+  // a coin that never sheds fills the queue to 3 x limit; then every arrival is shed
+  while (h.admission.inflight + h.admission.queued < 30) enqueue(h.admission);
+  const call = enqueue(h.admission);
+  await flush();
+  if (call.outcome.status !== 'refused' || !isLimitExceededError(call.outcome.error)) throw new Error('not shed');
+  return call.outcome.error;
+}
+
+describe('the retry hint on a shed call', () => {
+  it('is absent before any call has completed: there is no drain rate to estimate from', async () => {
+    const h = harness({ limit: 10, random: () => 0.999 });
+    fill(h.admission, 10);
+    const error = await shed(h);
+    expect(error.retryAfterMs).toBeUndefined();
+    expect(error.message).toBe(
+      'resilix: the limiter shed the call (10 running and 20 waiting against a limit of 10)',
+    );
+  });
+
+  it('is the time for the calls ahead to drain at the measured pace: 21 calls at 0.1 per ms is 210 ms', async () => {
+    const h = harness({ limit: 10, random: () => 0.999 });
+    const running = fill(h.admission, 10);
+    // the first settle (t = 10) opens the window; 100 more up to t = 1010 close it: 100 / 1000 ms
+    churn(h, running, 10, 101);
+    expect(h.admission.counters().drainPerSecond).toBe(100);
+    const error = await shed(h);
+    // ahead of a new call: 20 waiting + (10 running - limit 10 + 1) = 21
+    expect(error.retryAfterMs).toBe(210);
+    expect(error.message).toBe(
+      'resilix: the limiter shed the call (10 running and 20 waiting against a limit of 10); retry in about 210 ms',
+    );
+  });
+
+  it('uses the open window before the first one closes', async () => {
+    const h = harness({ limit: 10, random: () => 0.999 });
+    const running = fill(h.admission, 10);
+    // opened at t = 20, 49 completions by t = 510: 0.1 per ms
+    churn(h, running, 10, 1);
+    churn(h, running, 10, 50);
+    expect(h.admission.counters().drainPerSecond).toBeUndefined();
+    expect((await shed(h)).retryAfterMs).toBe(210);
+  });
+
+  it('follows a slower drain with exponential smoothing (weight 0.5 per window)', async () => {
+    const h = harness({ limit: 10, random: () => 0.999 });
+    const running = fill(h.admission, 10);
+    churn(h, running, 10, 101); // 0.1 per ms
+    churn(h, running, 20, 50); // 50 in 1000 ms: 0.05 per ms; smoothed 0.075
+    expect(h.admission.counters().drainPerSecond).toBeCloseTo(75, 9);
+    expect((await shed(h)).retryAfterMs).toBe(280);
+  });
+
+  it('never promises more than a minute', async () => {
+    const h = harness({ limit: 10, random: () => 0.999 });
+    const running = fill(h.admission, 10);
+    churn(h, running, 10_000, 2); // one completion in 10 s
+    expect((await shed(h)).retryAfterMs).toBe(60_000);
+  });
+
+  it('is carried by gradual rejections too', async () => {
+    const h = harness({ limit: 10, random: () => 0 });
+    const running = fill(h.admission, 10);
+    churn(h, running, 10, 101);
+    // n = 10..19 queue without the coin; n = 20 has p = 0, so a 0 draw still queues
+    for (let i = 0; i < 11; i++) enqueue(h.admission);
+    const call = enqueue(h.admission); // n = 21: p = 0.1, and a 0 draw sheds
+    await flush();
+    // ahead: 11 waiting + 1 = 12 calls at 0.1 per ms
+    expect(call.outcome.status === 'refused' && (call.outcome.error as LimitExceededError).retryAfterMs).toBe(120);
+  });
+});

@@ -1,0 +1,68 @@
+import { EventChannel } from '../../../../src/core/events';
+import type { Observation } from '../../../../src/core/observation';
+import type { LimitChange, LimitController, LimitControllerSnapshot } from '../../../../src/limiter/controller';
+
+export interface ObserveCall {
+  observation: Observation;
+  now: number;
+  inflight: number;
+}
+
+/**
+ * A test-only controller: a fixed limit that only the test moves. `setLimit` is what `resize`
+ * drives; `limitAfterNextObserve` simulates a window closing inside a settle.
+ */
+export class StandInController implements LimitController {
+  readonly minLimit: number;
+  readonly maxLimit: number;
+  readonly changes = new EventChannel<LimitChange>();
+  readonly observed: ObserveCall[] = [];
+  /** When set, the next observe moves the limit here (as a window close would). */
+  limitAfterNextObserve: number | undefined = undefined;
+  private current: number;
+
+  constructor(limit: number, guardrails: { minLimit?: number; maxLimit?: number } = {}) {
+    this.current = limit;
+    this.minLimit = guardrails.minLimit ?? 1;
+    this.maxLimit = guardrails.maxLimit ?? 10_000;
+  }
+
+  get limit(): number {
+    return this.current;
+  }
+
+  observe(observation: Observation, now: number, inflight: number): boolean {
+    this.observed.push({ observation, now, inflight });
+    const next = this.limitAfterNextObserve;
+    if (next === undefined) return false;
+    this.limitAfterNextObserve = undefined;
+    return this.move(next, now, 'window');
+  }
+
+  setLimit(limit: number, now: number): boolean {
+    return this.move(limit, now, 'manual');
+  }
+
+  snapshot(): LimitControllerSnapshot {
+    return {
+      algorithm: 'fixed',
+      limit: this.current,
+      estimate: this.current,
+      minLimit: this.minLimit,
+      maxLimit: this.maxLimit,
+      baselineMs: undefined,
+      latencyMs: undefined,
+      windows: 0,
+      lastChange: undefined,
+    };
+  }
+
+  private move(limit: number, at: number, reason: string): boolean {
+    const to = Math.min(this.maxLimit, Math.max(this.minLimit, Math.floor(limit)));
+    const from = this.current;
+    if (to === from) return false;
+    this.current = to;
+    this.changes.emit({ from, to, direction: to > from ? 'grow' : 'shrink', reason, at });
+    return true;
+  }
+}

@@ -1,0 +1,54 @@
+import type { Verdict } from '../../../../src/core/verdict';
+import type { LimitController } from '../../../../src/limiter/controller';
+
+export interface Stream {
+  /** Settlements, evenly spaced over [fromMs, toMs). */
+  count: number;
+  fromMs: number;
+  toMs: number;
+  latencyMs?: number;
+  verdict?: Verdict;
+  /** In flight at each settlement, the settling call included. Default: the current limit. */
+  inflight?: number;
+  queuedMs?: number;
+}
+
+/** Feeds a stream of identical settlements to a controller; returns how many changed the limit. */
+export function feed(controller: LimitController, stream: Stream): number {
+  let changes = 0;
+  const step = (stream.toMs - stream.fromMs) / stream.count;
+  for (let i = 0; i < stream.count; i++) {
+    const now = stream.fromMs + i * step;
+    const observation = {
+      verdict: stream.verdict ?? 'ok',
+      latencyMs: stream.latencyMs ?? 100,
+      queuedMs: stream.queuedMs ?? 0,
+    };
+    if (controller.observe(observation, now, stream.inflight ?? controller.limit)) changes++;
+  }
+  return changes;
+}
+
+/**
+ * Feeds `windows` windows of 2 s, starting at `fromMs`; returns the end time. By default each
+ * window is a closed loop pinned at the limit, consistent with Little's law: limit x 2 000 /
+ * latency settlements (goodput follows in-flight, as it does below an upstream's knee). With
+ * `count`, that many settlements per window instead.
+ */
+export function feedWindows(
+  controller: LimitController,
+  windows: number,
+  fromMs: number,
+  stream: Omit<Stream, 'fromMs' | 'toMs' | 'count'> & { count?: number } = {},
+): number {
+  let at = fromMs;
+  for (let w = 0; w < windows; w++) {
+    const inflight = stream.inflight ?? controller.limit;
+    const count = stream.count ?? Math.max(1, Math.round((inflight * 2_000) / (stream.latencyMs ?? 100)));
+    feed(controller, { ...stream, count, fromMs: at, toMs: at + 2_000 });
+    at += 2_000;
+  }
+  // One more settlement at the boundary closes the last window.
+  controller.observe({ verdict: stream.verdict ?? 'ok', latencyMs: stream.latencyMs ?? 100 }, at, stream.inflight ?? controller.limit);
+  return at;
+}

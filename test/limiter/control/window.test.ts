@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { summary } from './support/summary';
+import { LATENCY_SMOOTHING, LatencySignal, SamplingWindow, type WindowRules } from '../../../src/limiter/window';
+
+const rules: WindowRules = { quantile: 0.9, minSamples: 50, minWindowMs: 2_000, maxWindowMs: 30_000, failure: 'hold' };
+
+function windowWith(samples: number, openedAt = 0, overrides: Partial<WindowRules> = {}): SamplingWindow {
+  const window = new SamplingWindow({ ...rules, ...overrides });
+  for (let i = 0; i < samples; i++) window.record('ok', 100 + i, 5, openedAt);
+  return window;
+}
+
+describe('the sampling window: what each verdict teaches', () => {
+  it('takes latency samples from ok and answered only', () => {
+    const window = new SamplingWindow(rules);
+    expect(window.record('ok', 100, 1, 0)).toBe(true);
+    expect(window.record('answered', 120, 1, 0)).toBe(true);
+    expect(window.samples).toBe(2);
+    expect(window.reached).toBe(2);
+  });
+
+  it('counts overload and timeout as reduce signals, never as latency samples', () => {
+    const window = new SamplingWindow(rules);
+    window.record('overload', 1, 1, 0);
+    window.record('timeout', 5_000, 1, 0);
+    expect(window.samples).toBe(0);
+    expect(window.overloads).toBe(1);
+    expect(window.timeouts).toBe(1);
+    expect(window.latencyQuantile()).toBeNaN();
+  });
+
+  it('learns nothing from rejected and cancelled', () => {
+    const window = new SamplingWindow(rules);
+    expect(window.record('rejected', 1, 1, 0)).toBe(false);
+    expect(window.record('cancelled', 1, 1, 0)).toBe(false);
+    expect(window.reached).toBe(0);
+    expect(window.openedAt).toBeNaN();
+  });
+
+  it("counts a failure as 'hold' by default: no sample, a failure tally", () => {
+    const window = new SamplingWindow(rules);
+    window.record('failure', 1, 1, 0);
+    expect(window.samples).toBe(0);
+    expect(window.failures).toBe(1);
+  });
+
+  it("treats a failure as an overload with failure: 'overload', and as nothing with 'ignore'", () => {
+    const asOverload = new SamplingWindow({ ...rules, failure: 'overload' });
+    asOverload.record('failure', 1, 1, 0);
+    expect(asOverload.overloads).toBe(1);
+    const ignoring = new SamplingWindow({ ...rules, failure: 'ignore' });
+    expect(ignoring.record('failure', 1, 1, 0)).toBe(false);
+    expect(ignoring.reached).toBe(0);
+  });
+
+  it('ignores a sample whose latency is negative or not finite', () => {
+    const window = new SamplingWindow(rules);
+    expect(window.record('ok', -1, 1, 0)).toBe(false);
+    expect(window.record('ok', Number.NaN, 1, 0)).toBe(false);
+    expect(window.record('ok', Infinity, 1, 0)).toBe(false);
+    expect(window.reached).toBe(0);
+  });
+
+  it('summarises the window: counts, peak and mean in-flight, duration', () => {
+    const window = new SamplingWindow(rules);
+    window.record('ok', 100, 4, 1_000);
+    window.record('ok', 200, 8, 1_500);
+    window.record('timeout', 900, 6, 2_000);
+    const out = summary();
+    window.summarise(3_000, out);
+    expect(out).toMatchObject({ samples: 2, timeouts: 1, reached: 3, peakInflight: 8, meanInflight: 6, durationMs: 2_000 });
+  });
+
+  it('summarises latency as the p90 of its samples (exact up to 64 samples)', () => {
+    const window = new SamplingWindow(rules);
+    for (let ms = 1; ms <= 11; ms++) window.record('ok', ms * 10, 1, 0);
+    expect(window.latencyQuantile()).toBe(100); // type 7: h = 1 + 10 x 0.9 = 10 -> the 10th value
+  });
+
+  it('opens at its first counted observation and empties on restart', () => {
+    const window = windowWith(3, 500);
+    expect(window.openedAt).toBe(500);
+    window.restart(2_600);
+    expect(window.openedAt).toBe(2_600);
+    expect(window.samples).toBe(0);
+    expect(window.latencyQuantile()).toBeNaN();
+  });
+});
+
+describe('the sampling window: when it may close (floor 2 s, 50 samples, max 30 s)', () => {
+  it('does not close before its floor, however many samples it has', () => {
+    expect(windowWith(500).ready(1_999, 2_000)).toBe(false);
+  });
+
+  it('closes on count at its floor with minSamples samples', () => {
+    expect(windowWith(50).ready(2_000, 2_000)).toBe(true);
+    expect(windowWith(49).ready(2_000, 2_000)).toBe(false);
+  });
+
+  it('closes on time with fewer samples once samples x age >= minSamples x floor (25 at 4 s)', () => {
+    expect(windowWith(25).ready(4_000, 2_000)).toBe(true);
+    expect(windowWith(24).ready(4_000, 2_000)).toBe(false);
+    // 8 requests a minute: 4 samples close a window at 25 s.
+    expect(windowWith(4).ready(25_000, 2_000)).toBe(true);
+    expect(windowWith(3).ready(25_000, 2_000)).toBe(false);
+  });
+
+  it('closes at maxWindowMs with a single sample', () => {
+    expect(windowWith(1).ready(29_999, 2_000)).toBe(false);
+    expect(windowWith(1).ready(30_000, 2_000)).toBe(true);
+  });
+
+  it('closes at its floor with reduce signals and no samples', () => {
+    const window = new SamplingWindow(rules);
+    window.record('timeout', 5_000, 1, 0);
+    expect(window.ready(2_000, 2_000)).toBe(true);
+  });
+
+  it('waits out maxWindowMs with failures alone', () => {
+    const window = new SamplingWindow(rules);
+    window.record('failure', 1, 1, 0);
+    expect(window.ready(29_999, 2_000)).toBe(false);
+    expect(window.ready(30_000, 2_000)).toBe(true);
+  });
+
+  it('never closes empty', () => {
+    expect(new SamplingWindow(rules).ready(1e9, 2_000)).toBe(false);
+  });
+
+  it('scales the low-traffic rule with the floor (a 10 s floor needs 50 x 10 s of sample-time)', () => {
+    expect(windowWith(25).ready(19_999, 10_000)).toBe(false);
+    expect(windowWith(25).ready(20_000, 10_000)).toBe(true);
+  });
+});
+
+describe('the latency signal: p90 -> median of 3 -> EWMA', () => {
+  it('smooths with weight 1/3 (failsafe-go: 2 / (5 + 1))', () => {
+    expect(LATENCY_SMOOTHING).toBeCloseTo(1 / 3, 12);
+  });
+
+  it('takes the median of the last three window quantiles, then the EWMA of that', () => {
+    const signal = new LatencySignal();
+    signal.add(100);
+    expect([signal.filteredMs, signal.smoothedMs]).toEqual([100, 100]);
+    signal.add(200); // median of two is the lower: a spike in the second window is rejected
+    expect([signal.filteredMs, signal.smoothedMs]).toEqual([100, 100]);
+    signal.add(150);
+    expect(signal.filteredMs).toBe(150);
+    expect(signal.smoothedMs).toBeCloseTo(100 + 50 / 3, 10);
+  });
+
+  it('rejects a single window spike or dip', () => {
+    const signal = new LatencySignal();
+    for (const p90 of [100, 100, 100, 5, 100, 100, 900, 100]) signal.add(p90);
+    expect(signal.filteredMs).toBe(100);
+    expect(signal.smoothedMs).toBe(100);
+  });
+
+  it('is warm once it holds three windows, and forgets them on reset', () => {
+    const signal = new LatencySignal();
+    signal.add(100);
+    signal.add(100);
+    expect(signal.warm).toBe(false);
+    signal.add(100);
+    expect(signal.warm).toBe(true);
+    signal.reset();
+    expect(signal.warm).toBe(false);
+    expect(signal.smoothedMs).toBeNaN();
+  });
+});
