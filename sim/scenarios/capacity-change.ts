@@ -1,0 +1,65 @@
+import { holds, within } from '../engine/criteria';
+import type { Scenario, ScenarioResult } from '../engine/scenario';
+import { PoissonArrivals } from '../models/load';
+import { World } from '../models/world';
+import { phasesOf, resultOf, settleTime, simLimiter, stats, type Algorithm } from './common';
+import { OVERLOAD_FACTOR, OVERLOAD_QUEUE_PER_SERVER, SERVICE } from './convergence';
+
+/**
+ * Scenario 2: capacity halves, then is restored (spec §10: "capacity halves -> limit
+ * re-converges; recovery observed after the baseline resets").
+ *
+ * Model: the convergence upstream with C = 50 for 90 s, 25 for 90 s, 50 again for 90 s. Load: 2x
+ * the full capacity's throughput throughout (4x while halved). Criteria: in each phase's last
+ * quarter the limit's mean is within ±20% of that phase's C; the re-convergence times are
+ * reported.
+ */
+export function capacityHalves(algorithm: Algorithm, seed = 0x5eed0002): Scenario {
+  const name = `capacity-halves-${algorithm}`;
+  const title = `Capacity 50 -> 25 -> 50 under overload (${algorithm})`;
+  const full = 50;
+  const half = 25;
+  return {
+    name,
+    title,
+    group: 2,
+    seed,
+    async run(runSeed: number): Promise<ScenarioResult> {
+      const phases = phasesOf(['full', 90], ['halved', 90], ['restored', 90]);
+      const world = new World({
+        seed: runSeed,
+        phases,
+        sampleEveryMs: 100,
+        upstream: { servers: full, service: SERVICE, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
+        clients: (tools) => [{ limiter: simLimiter(tools, 0, { algorithm }) }],
+      });
+      world.simulator.at(phases[1]!.startMs, () => world.upstream.setServers(half));
+      world.simulator.at(phases[2]!.startMs, () => world.upstream.setServers(full));
+      const throughput = (full / SERVICE.meanMs) * 1000;
+      new PoissonArrivals(world.simulator, world.loadRandom(0), world.clients, 0, [{ atMs: 0, perSecond: OVERLOAD_FACTOR * throughput }], world.endMs).start();
+      await world.run();
+
+      const s = world.recorder.series;
+      const settledIn = (p: (typeof phases)[number]) => stats(s.limit, s, p.startMs + 0.75 * (p.endMs - p.startMs), p.endMs);
+      const fullSettled = settledIn(phases[0]!);
+      const halvedSettled = settledIn(phases[1]!);
+      const restoredSettled = settledIn(phases[2]!);
+      const halvedAfterMs = settleTime(s.limit, s, phases[1]!.startMs, phases[1]!.endMs, 0.8 * half, 1.2 * half);
+      const restoredAfterMs = settleTime(s.limit, s, phases[2]!.startMs, phases[2]!.endMs, 0.8 * full, 1.2 * full);
+      const criteria = [
+        within(`limit at capacity ${full} (mean of the phase's last 25%)`, fullSettled.mean, 0.8 * full, 1.2 * full),
+        within(`limit after capacity halves to ${half}`, halvedSettled.mean, 0.8 * half, 1.2 * half),
+        within(`limit after capacity is restored to ${full}`, restoredSettled.mean, 0.8 * full, 1.2 * full),
+        holds('re-converged to the half within the phase and stayed', Number.isFinite(halvedAfterMs)),
+        holds('recovered to the full capacity within the phase and stayed', Number.isFinite(restoredAfterMs)),
+      ];
+      return resultOf(world, { name, title, algorithm }, runSeed, criteria, {
+        fullLimit: fullSettled.mean,
+        halvedLimit: halvedSettled.mean,
+        restoredLimit: restoredSettled.mean,
+        halvedAfterS: halvedAfterMs / 1000,
+        restoredAfterS: restoredAfterMs / 1000,
+      });
+    },
+  };
+}
