@@ -1,0 +1,54 @@
+/**
+ * Inbound load shedding for a Cloudflare Worker: the same idea as examples/inbound-node.ts, for a
+ * `fetch` handler. The limiter lives at module scope, so every request this isolate serves shares
+ * it. It is per isolate, not per Worker: Cloudflare runs many isolates, each with its own limit
+ * (see docs/workers.md).
+ *
+ * In your app: `import { isResilixError, limiter, pipeline, timeout, type Executor } from 'resilix'`.
+ */
+import { isResilixError, pipeline, timeout, type Executor } from '../src/index';
+import { limiter } from '../src/limiter/limiter';
+
+export type FetchHandler<Env> = (request: Request, env: Env, signal: AbortSignal) => Promise<Response>;
+
+/** Seconds for Retry-After: the rejection's hint rounded up, or 1 s (seed 001's constant) without one. */
+export function retryAfterSeconds(error: unknown): number {
+  const hintMs = (error as { retryAfterMs?: number }).retryAfterMs;
+  return Math.max(1, Math.ceil((hintMs ?? 1_000) / 1_000));
+}
+
+/**
+ * Wraps a Worker's fetch handler with a limiter (any resilix executor). The handler's Response is
+ * classified by its status, as an outbound one would be: a 5xx teaches the limiter a failure.
+ */
+export function shedding<Env>(gate: Executor, handler: FetchHandler<Env>) {
+  return async (request: Request, env: Env): Promise<Response> => {
+    try {
+      return await gate.execute((ctx) => handler(request, env, ctx.signal), { signal: request.signal });
+    } catch (error) {
+      if (!isResilixError(error)) throw error;
+      return new Response('overloaded, retry later\n', {
+        status: 503,
+        headers: { 'retry-after': String(retryAfterSeconds(error)), 'content-type': 'text/plain' },
+      });
+    }
+  };
+}
+
+interface Env {
+  /** Where this Worker's own work goes (a text binding, e.g. `https://origin.example.com`). */
+  ORIGIN: string;
+}
+
+// Module scope: shared by every request of this isolate. `initialLimit` 4 keeps the example's
+// numbers small; the limiter finds the real value from latency.
+const gate = pipeline(limiter({ initialLimit: 4, minLimit: 1 }), timeout({ timeoutMs: 2_000 }));
+
+export default {
+  fetch: shedding<Env>(gate, async (request, env, signal) => {
+    // The handler's work: one subrequest to the origin, cancelled if the client goes away.
+    const url = new URL(request.url);
+    const upstream = await fetch(env.ORIGIN + url.pathname, { signal });
+    return new Response(upstream.body, { status: upstream.status, headers: { 'x-served-by': 'resilix-example' } });
+  }),
+};
