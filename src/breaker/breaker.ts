@@ -173,16 +173,16 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
   }
 
   /** @internal */
-  settle(ticket: number, observation: Observation): void {
+  settle(ticket: number, observation: Observation, at?: number): void {
     if (ticket < 0 || epochOf(ticket) !== this.epoch) return; // from an earlier state: stale
     const outcome = outcomeOf(observation.verdict);
     if (isProbeTicket(ticket)) {
-      this.settleProbe(outcome, observation.latencyMs);
+      this.settleProbe(outcome, observation.latencyMs, at);
       return;
     }
     if (outcome === IGNORED) return;
     // Same epoch and not a probe: the breaker is still in the closed state that admitted the call.
-    const now = this.clock.now();
+    const now = at === undefined ? this.clock.now() : at;
     const failure = outcome === FAILURE;
     this.window.record(now, failure, observation.latencyMs > this.config.slowCallDurationMs);
     this.consecutive = failure ? this.consecutive + 1 : 0;
@@ -309,13 +309,13 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
     return -1;
   }
 
-  private settleProbe(outcome: Outcome, latencyMs: number): void {
+  private settleProbe(outcome: Outcome, latencyMs: number, at: number | undefined): void {
     if (outcome === IGNORED) {
       // Overload, rejected or cancelled: the probe says nothing about recovery; free its slot.
       this.probesAdmitted--;
       return;
     }
-    const now = this.clock.now();
+    const now = at === undefined ? this.clock.now() : at;
     if (outcome === FAILURE) this.open('probe-failed', now);
     else if (latencyMs > this.config.slowCallDurationMs) this.open('probe-slow', now);
     else if (++this.probeSuccesses >= this.config.halfOpenProbes) this.close('probes-succeeded', now);

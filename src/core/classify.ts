@@ -72,11 +72,16 @@ function retryAfterOf(value: unknown): number | undefined {
  * it; any other value is `ok` and any other error is `failure`.
  */
 export function defaultClassify(settled: Settled): Classification {
-  const subject = settled.status === 'fulfilled' ? settled.value : settled.reason;
+  return settled.status === 'fulfilled' ? classifyOutcome(true, settled.value) : classifyOutcome(false, settled.reason);
+}
+
+/**
+ * @internal The default classifier without the `Settled` wrapper: the call runner's fast path
+ * when no classifier is configured (saves an object per call).
+ */
+export function classifyOutcome(fulfilled: boolean, subject: unknown): Classification {
   const status = statusOf(subject);
-  if (status === undefined) {
-    return settled.status === 'fulfilled' ? OK : FAILURE;
-  }
+  if (status === undefined) return fulfilled ? OK : FAILURE;
   const verdict = verdictForStatus(status);
   if (verdict === 'overload') {
     const retryAfterMs = retryAfterOf(subject);

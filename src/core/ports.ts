@@ -8,7 +8,11 @@ import type { Observation } from './observation';
  * for callers who run their own call loop.
  */
 export interface Permit {
-  settle(observation: Observation): void;
+  /**
+   * @param now Internal: the clock reading at settlement, when the caller already took one (the
+   * call runner does), so the limiter need not read the clock again. Omit it.
+   */
+  settle(observation: Observation, now?: number): void;
   /** Calls in flight at this permit's admission, itself included. */
   readonly inflight: number;
 }
@@ -22,7 +26,8 @@ export interface BreakerPort {
   /** A ticket (>= 0) for an admitted call, or -1 when the breaker refuses it. */
   admit(): number;
   rejection(): Error;
-  settle(ticket: number, observation: Observation): void;
+  /** `now`: the call runner's clock reading at settlement, so the breaker need not read it again. */
+  settle(ticket: number, observation: Observation, now?: number): void;
 }
 
 /** @internal */

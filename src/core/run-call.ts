@@ -1,5 +1,5 @@
 import type { CallContext, CallFn, ExecuteOptions } from './call';
-import { runClassifier, type Classification, type Classifier, type Settled } from './classify';
+import { classifyOutcome, runClassifier, type Classification, type Classifier } from './classify';
 import type { TimerHandle } from './clock';
 import type { Observation } from './observation';
 import type { CallPlan, Permit } from './ports';
@@ -39,7 +39,9 @@ export function runCall<T>(plan: CallPlan, fn: CallFn<T>, options: ExecuteOption
     timeoutMs = requested === Infinity ? undefined : requested;
   }
   const clock = plan.clock;
-  const startedAt = clock.now();
+  // Only the breaker and the limiter learn from a call. Without them nothing needs the call's
+  // latency, so no clock is read (a deadline is then just timeoutMs from a start of 0).
+  const startedAt = plan.breaker !== undefined || plan.limiter !== undefined ? clock.now() : 0;
   const deadlineAt = timeoutMs === undefined ? Infinity : startedAt + timeoutMs;
 
   let ticket = -1;
@@ -120,6 +122,8 @@ class InFlightCall<T> implements CallContext {
   private abortReason: unknown = undefined;
   private resolveOuter: ((value: T) => void) | undefined = undefined;
   private rejectOuter: ((reason: unknown) => void) | undefined = undefined;
+  /** The listener on the caller's signal, kept to remove it; only when there is a signal. */
+  private abortListener: (() => void) | undefined = undefined;
   private readonly callerSignal: AbortSignal | undefined;
   private readonly classify: Classifier | undefined;
 
@@ -155,13 +159,18 @@ class InFlightCall<T> implements CallContext {
 
   start(fn: CallFn<T>): Promise<T> {
     if (this.deadlineAt === Infinity && this.callerSignal === undefined) return this.startUnraced(fn);
+    // Closures are made here, for the raced path only: an unraced call allocates none of them.
     return new Promise<T>((resolve, reject) => {
       this.resolveOuter = resolve;
       this.rejectOuter = reject;
       if (this.deadlineAt !== Infinity) {
-        this.timer = this.plan.clock.setTimer(this.onDeadline, this.deadlineAt - this.startedAt);
+        this.timer = this.plan.clock.setTimer(() => this.onDeadline(), this.deadlineAt - this.startedAt);
       }
-      this.callerSignal?.addEventListener('abort', this.onCallerAbort);
+      const signal = this.callerSignal;
+      if (signal !== undefined) {
+        this.abortListener = () => this.onCallerAbort();
+        signal.addEventListener('abort', this.abortListener);
+      }
       let produced: T | PromiseLike<T>;
       try {
         produced = fn(this);
@@ -169,8 +178,12 @@ class InFlightCall<T> implements CallContext {
         this.onRejected(error);
         return;
       }
-      if (isThenable(produced)) Promise.resolve(produced).then(this.onFulfilled, this.onRejected);
-      else this.onFulfilled(produced);
+      if (isThenable(produced)) {
+        Promise.resolve(produced).then(
+          (value) => this.onFulfilled(value),
+          (reason: unknown) => this.onRejected(reason),
+        );
+      } else this.onFulfilled(produced);
     });
   }
 
@@ -180,45 +193,45 @@ class InFlightCall<T> implements CallContext {
     try {
       produced = fn(this);
     } catch (error) {
-      this.settle({ status: 'rejected', reason: error });
+      this.settle(false, error);
       return Promise.reject(error);
     }
     if (!isThenable(produced)) {
-      this.settle({ status: 'fulfilled', value: produced });
+      this.settle(true, produced);
       return Promise.resolve(produced);
     }
     return Promise.resolve(produced).then(
       (value) => {
-        this.settle({ status: 'fulfilled', value });
+        this.settle(true, value);
         return value;
       },
       (reason: unknown) => {
-        this.settle({ status: 'rejected', reason });
+        this.settle(false, reason);
         throw reason;
       },
     );
   }
 
-  private readonly onFulfilled = (value: T): void => {
+  private onFulfilled(value: T): void {
     const wasRunning = this.state === RUNNING;
-    this.settle({ status: 'fulfilled', value });
+    this.settle(true, value);
     if (wasRunning) this.resolveOuter!(value);
-  };
+  }
 
-  private readonly onRejected = (reason: unknown): void => {
+  private onRejected(reason: unknown): void {
     const wasRunning = this.state === RUNNING;
-    this.settle({ status: 'rejected', reason });
+    this.settle(false, reason);
     if (wasRunning) this.rejectOuter!(reason);
-  };
+  }
 
-  private readonly onDeadline = (): void => {
+  private onDeadline(): void {
     if (this.state !== RUNNING) return;
     this.timer = undefined;
     this.state = TIMED_OUT_STATE;
     const error = new TimeoutError({ timeoutMs: this.timeoutMs! });
     this.abortReason = error;
     this.plan.timeout?.recordTimeout();
-    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+    if (this.abortListener !== undefined) this.callerSignal!.removeEventListener('abort', this.abortListener);
     // The breaker holds no slot, so it learns now: a call that ignores its signal and never
     // settles must still count against a black-holed upstream. The limiter and bulkhead hold
     // their slots, and learn, when the work really settles.
@@ -237,9 +250,9 @@ class InFlightCall<T> implements CallContext {
     // The caller hears at the deadline; the slots stay held until the work really settles.
     this.rejectOuter!(error);
     this.controller?.abort(error);
-  };
+  }
 
-  private readonly onCallerAbort = (): void => {
+  private onCallerAbort(): void {
     if (this.state !== RUNNING) return;
     this.state = CANCELLED_STATE;
     this.abortReason = this.callerSignal!.reason;
@@ -247,21 +260,35 @@ class InFlightCall<T> implements CallContext {
     this.timer = undefined;
     this.rejectOuter!(this.abortReason);
     this.controller?.abort(this.abortReason);
-  };
+  }
 
-  private settle(settled: Settled): void {
+  private settle(fulfilled: boolean, subject: unknown): void {
     if (this.state === SETTLED) return;
     const plan = this.plan;
-    const now = plan.clock.now();
     if (this.timer !== undefined) plan.clock.clearTimer(this.timer);
     this.timer = undefined;
+    if (plan.breaker === undefined && plan.limiter === undefined && this.classify === undefined) {
+      // Nothing learns from this call and nobody asked to classify it: no clock reading, no
+      // classification, no Observation.
+      if (this.state === RUNNING && this.abortListener !== undefined) {
+        this.callerSignal!.removeEventListener('abort', this.abortListener);
+      }
+      this.state = SETTLED;
+      plan.bulkhead?.leave();
+      return;
+    }
+    const now = plan.clock.now();
     const classification =
       this.state === TIMED_OUT_STATE
         ? TIMED_OUT
         : this.state === CANCELLED_STATE
           ? CANCELLED_CLASS
-          : runClassifier(this.classify, settled);
-    if (this.state === RUNNING) this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+          : this.classify === undefined
+            ? classifyOutcome(fulfilled, subject)
+            : runClassifier(this.classify, fulfilled ? { status: 'fulfilled', value: subject } : { status: 'rejected', reason: subject });
+    if (this.state === RUNNING && this.abortListener !== undefined) {
+      this.callerSignal!.removeEventListener('abort', this.abortListener);
+    }
     const timedOut = this.state === TIMED_OUT_STATE;
     this.state = SETTLED;
     const bulkhead = plan.bulkhead;
@@ -275,8 +302,8 @@ class InFlightCall<T> implements CallContext {
       attempt: this.attempt,
     };
     bulkhead?.leave();
-    this.permit?.settle(observation);
-    if (!timedOut) plan.breaker?.settle(this.ticket, observation);
+    this.permit?.settle(observation, now);
+    if (!timedOut) plan.breaker?.settle(this.ticket, observation, now);
   }
 }
 

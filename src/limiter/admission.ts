@@ -87,10 +87,10 @@ class PooledPermit implements Permit {
 
   constructor(private readonly owner: Admission) {}
 
-  settle(observation: Observation): void {
+  settle(observation: Observation, now?: number): void {
     if (!this.active) return;
     this.active = false;
-    this.owner.release(this, observation);
+    this.owner.release(this, observation, now);
   }
 }
 
@@ -275,10 +275,10 @@ export class Admission implements LimiterPort {
    * inlining budget, and a call it does not inline boxes the doubles it passes (ADR-0041). The
    * queue work lives out of line, behind one check.
    */
-  release(permit: PooledPermit, observation: Observation): void {
+  release(permit: PooledPermit, observation: Observation, at: number | undefined): void {
     const inflight = this.inflightCount;
     this.inflightCount = inflight - 1;
-    const now = this.clock.now();
+    const now = at === undefined ? this.clock.now() : at;
     if (now - this.drainWindowStart >= DRAIN_WINDOW_MS) this.closeDrainWindow(now);
     // Every settle goes to the controller, which ignores `rejected` and `cancelled` (ADR-007) but
     // may still close a window on time. No try/finally here: it costs the inlining above. If

@@ -1,0 +1,56 @@
+import { execFileSync } from 'node:child_process';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { GuardReport } from '../../bench/allocation-guard';
+
+/**
+ * Allocation guard for the limiter's low-level path (issue 10). Byte counts are stable where
+ * times are not, so this fails on a regression without a flaky timing assertion.
+ *
+ * The measurement runs in a child process (bench/allocation-guard.ts) on the published shape of
+ * the code, the tsup bundle: vitest's module runner splits the code into modules and wraps
+ * imports, which changes what V8 inlines and so what it allocates. Bytes are counted with V8's
+ * GCProfiler (collections included), over 10^5 calls after 2·10^5 warm-up calls, three rounds.
+ */
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+let report: GuardReport;
+
+beforeAll(() => {
+  const env = { ...process.env };
+  delete env.NODE_V8_COVERAGE; // the child is a measurement, not part of the coverage run
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/allocation-guard.ts'], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+    timeout: 170_000,
+  });
+  report = JSON.parse(out.trim().split('\n').pop()!) as GuardReport;
+}, 180_000);
+
+/** The best of the rounds: a stray allocation by the runtime can only add bytes, never hide ours. */
+const fewest = (rounds: number[]): number => Math.min(...rounds);
+
+describe('the limiter low-level path, tryAcquire() + permit.settle(), over 10^5 calls', () => {
+  it('measures exactly 10^5 calls per round', () => {
+    expect(report.calls).toBe(100_000);
+  });
+
+  it('allocates nothing on the per-call path (a clock that does not move: no window closes)', () => {
+    // Zero, give or take the meter's own jitter; one object or boxed double per call would be >= 1.6 MB.
+    expect(fewest(report.frozen)).toBeLessThan(1_024);
+  });
+
+  it('allocates less than 4 bytes per call with the control loop closing windows (a 1 ms-per-reading clock)', () => {
+    expect(report.steppingWindows).toBeGreaterThan(0);
+    // Only the window closes allocate (about 1.6 KB each, every ~2 000 calls here): well under the
+    // 16 bytes a single boxed double per call would cost.
+    expect(fewest(report.stepping) / report.calls).toBeLessThan(4);
+  });
+
+  it('allocates at most the 16 bytes per call of the platform clock reading with the default clock', () => {
+    // Node 20's performance.now() returns a fresh 16-byte HeapNumber on every call; settle reads it
+    // once. Anything resilix adds per call would push this past 17.
+    expect(fewest(report.system) / report.calls).toBeLessThanOrEqual(17);
+  });
+});
