@@ -9,15 +9,16 @@
  * the traffic did in between. cockatiel's SamplingBreaker rotates at most one bucket per call, so
  * after an idle gap it still counts failures from long before (ADR-0020).
  *
- * No allocation after construction.
+ * No allocation after construction. The three counters share one typed array (calls at [i],
+ * failures at [size + i], slow calls at [2 size + i]): on 64-bit V8 every typed array carries
+ * ~220 bytes of overhead, and a KeyRegistry holds up to 1 000 breakers (docs/registry.md).
  */
 export class RollingWindow {
   readonly windowMs: number;
   readonly bucketMs: number;
   private readonly size: number;
-  private readonly callCounts: Uint32Array;
-  private readonly failureCounts: Uint32Array;
-  private readonly slowCounts: Uint32Array;
+  /** calls, then failures, then slow calls: `size` buckets each. */
+  private readonly counts: Uint32Array;
   /** Index of the bucket that receives calls now. */
   private head = 0;
   /** Clock time at which the head bucket began. */
@@ -30,9 +31,7 @@ export class RollingWindow {
     this.windowMs = windowMs;
     this.size = buckets;
     this.bucketMs = windowMs / buckets;
-    this.callCounts = new Uint32Array(buckets);
-    this.failureCounts = new Uint32Array(buckets);
-    this.slowCounts = new Uint32Array(buckets);
+    this.counts = new Uint32Array(buckets * 3);
     this.headStartMs = nowMs;
   }
 
@@ -60,14 +59,16 @@ export class RollingWindow {
       return;
     }
     let head = this.head;
+    const counts = this.counts;
+    const size = this.size;
     for (let i = 0; i < steps; i++) {
-      head = head + 1 === this.size ? 0 : head + 1;
-      this.totalCalls -= this.callCounts[head]!;
-      this.totalFailures -= this.failureCounts[head]!;
-      this.totalSlow -= this.slowCounts[head]!;
-      this.callCounts[head] = 0;
-      this.failureCounts[head] = 0;
-      this.slowCounts[head] = 0;
+      head = head + 1 === size ? 0 : head + 1;
+      this.totalCalls -= counts[head]!;
+      this.totalFailures -= counts[size + head]!;
+      this.totalSlow -= counts[2 * size + head]!;
+      counts[head] = 0;
+      counts[size + head] = 0;
+      counts[2 * size + head] = 0;
     }
     this.head = head;
   }
@@ -76,14 +77,14 @@ export class RollingWindow {
   record(nowMs: number, failure: boolean, slow: boolean): void {
     this.advance(nowMs);
     const head = this.head;
-    this.callCounts[head]!++;
+    this.counts[head]!++;
     this.totalCalls++;
     if (failure) {
-      this.failureCounts[head]!++;
+      this.counts[this.size + head]!++;
       this.totalFailures++;
     }
     if (slow) {
-      this.slowCounts[head]!++;
+      this.counts[2 * this.size + head]!++;
       this.totalSlow++;
     }
   }
@@ -103,10 +104,10 @@ export class RollingWindow {
     for (let back = this.size - 1; back >= 0; back--) {
       let index = this.head - back;
       if (index < 0) index += this.size;
-      const calls = this.callCounts[index]!;
+      const calls = this.counts[index]!;
       if (calls === 0) continue;
       const startMs = this.headStartMs - back * this.bucketMs;
-      visit(nowMs - startMs, calls, this.failureCounts[index]!, this.slowCounts[index]!);
+      visit(nowMs - startMs, calls, this.counts[this.size + index]!, this.counts[2 * this.size + index]!);
     }
   }
 
@@ -122,18 +123,16 @@ export class RollingWindow {
     if (back >= this.size || calls === 0) return;
     let index = this.head - back;
     if (index < 0) index += this.size;
-    this.callCounts[index]! += calls;
-    this.failureCounts[index]! += failures;
-    this.slowCounts[index]! += slowCalls;
+    this.counts[index]! += calls;
+    this.counts[this.size + index]! += failures;
+    this.counts[2 * this.size + index]! += slowCalls;
     this.totalCalls += calls;
     this.totalFailures += failures;
     this.totalSlow += slowCalls;
   }
 
   private zeroAll(): void {
-    this.callCounts.fill(0);
-    this.failureCounts.fill(0);
-    this.slowCounts.fill(0);
+    this.counts.fill(0);
     this.totalCalls = 0;
     this.totalFailures = 0;
     this.totalSlow = 0;
