@@ -1,6 +1,6 @@
 import type { Classifier } from '../core/classify';
 import type { Clock } from '../core/clock';
-import { functionOption, numberOption, optionsObject, orderedOptions } from '../core/options';
+import { functionOption, knownOptions, numberOption, optionsObject, orderedOptions } from '../core/options';
 import type { PersistedBreakerState } from './persistence';
 
 export interface BreakerOptions {
@@ -180,8 +180,29 @@ export function resolveBreakerConfig(options: Partial<BreakerOptions>): BreakerC
   });
 }
 
+const BREAKER_OPTION_NAMES: readonly (keyof BreakerOptions)[] = [
+  'failureRateThreshold',
+  'slowCallRateThreshold',
+  'slowCallDurationMs',
+  'minSamples',
+  'lowTrafficMinSamples',
+  'windowMs',
+  'buckets',
+  'consecutiveFailures',
+  'openMs',
+  'backoffMultiplier',
+  'maxOpenMs',
+  'halfOpenProbes',
+  'clock',
+  'wallClock',
+  'classify',
+  'restore',
+];
+
 export function breakerOptionsObject(options: unknown): Partial<BreakerOptions> {
-  return optionsObject<BreakerOptions>(OWNER, options);
+  const o = optionsObject<BreakerOptions>(OWNER, options);
+  knownOptions(OWNER, o, BREAKER_OPTION_NAMES);
+  return o;
 }
 
 export function wallClockOption(value: unknown): () => number {

@@ -1,7 +1,7 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
 import { resolveClock, type Clock, type ResolvedClock } from '../core/clock';
-import { functionOption, optionsObject, requireNumber } from '../core/options';
+import { functionOption, knownOptions, optionsObject, requireNumber } from '../core/options';
 import type { Policy } from '../core/policy';
 import type { BulkheadPort, CallPlan } from '../core/ports';
 import { runCall } from '../core/run-call';
@@ -43,6 +43,7 @@ export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
 
   constructor(options: BulkheadOptions) {
     const o = optionsObject<BulkheadOptions>('bulkhead', options);
+    knownOptions('bulkhead', o, ['maxConcurrent', 'clock', 'classify']);
     this.maxConcurrent = requireNumber('bulkhead', 'maxConcurrent', o.maxConcurrent, {
       min: 1,
       integer: true,

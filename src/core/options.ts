@@ -106,3 +106,47 @@ export function orderedOptions(owner: string, lowName: string, low: number, high
     );
   }
 }
+
+/**
+ * Refuses option names a policy does not know: a misspelt `maxConcurent` would otherwise be
+ * silently ignored and the default used, which is the kind of mistake that surfaces only under
+ * load. Suggests the nearest known name.
+ */
+export function knownOptions(owner: string, options: object, known: readonly string[]): void {
+  for (const name of Object.keys(options)) {
+    if (known.includes(name)) continue;
+    const nearest = nearestName(name, known);
+    throw new TypeError(
+      `resilix: ${owner} has no option "${name}"` +
+        (nearest === undefined ? '.' : `; did you mean "${nearest}"?`) +
+        ` Known options: ${known.join(', ')}`,
+    );
+  }
+}
+
+function nearestName(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3; // suggest only names within two edits
+  for (const candidate of known) {
+    const d = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}

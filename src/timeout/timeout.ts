@@ -1,7 +1,7 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
 import { resolveClock, type Clock, type ResolvedClock } from '../core/clock';
-import { functionOption, optionsObject, requireNumber } from '../core/options';
+import { functionOption, knownOptions, optionsObject, requireNumber } from '../core/options';
 import type { Policy } from '../core/policy';
 import type { CallPlan, TimeoutPort } from '../core/ports';
 import { runCall } from '../core/run-call';
@@ -40,6 +40,7 @@ export class TimeoutPolicy implements Policy<TimeoutSnapshot>, TimeoutPort {
 
   constructor(options: TimeoutOptions) {
     const o = optionsObject<TimeoutOptions>('timeout', options);
+    knownOptions('timeout', o, ['timeoutMs', 'clock', 'classify']);
     this.timeoutMs = requireNumber('timeout', 'timeoutMs', o.timeoutMs, { above: 0, infinite: true });
     this.clock = resolveClock(o.clock, 'timeout');
     const classify = functionOption<Classifier>('timeout', 'classify', o.classify);

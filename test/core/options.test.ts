@@ -32,3 +32,16 @@ describe('bad options are refused at construction, naming the option, the range 
     expect(timeout({ timeoutMs: Infinity }).timeoutMs).toBe(Infinity);
   });
 });
+
+describe('a misspelt option is refused, not silently ignored', () => {
+  it('names the unknown option and suggests the nearest known one', () => {
+    expect(() => bulkhead({ maxConcurent: 3 } as never)).toThrowError(
+      /bulkhead has no option "maxConcurent"; did you mean "maxConcurrent"\? Known options: maxConcurrent, clock, classify/,
+    );
+    expect(() => timeout({ timeoutMs: 5, timout: 3 } as never)).toThrowError(TypeError);
+  });
+
+  it('does not guess when nothing is close', () => {
+    expect(() => bulkhead({ maxConcurrent: 1, colour: 'red' } as never)).toThrowError(/no option "colour". Known options/);
+  });
+});
