@@ -1,6 +1,6 @@
 import type { CallContext, CallFn, ExecuteOptions, Executor } from '../core/call';
 import type { Classifier } from '../core/classify';
-import { functionOption, optionsObject, requireNumber } from '../core/options';
+import { functionOption, knownOptions, optionsObject, requireNumber } from '../core/options';
 import { KeyRegistry } from '../registry/key-registry';
 import { originKey } from '../registry/origin-key';
 
@@ -52,6 +52,7 @@ export interface ResilientFetchOptions {
  */
 export function resilientFetch(target: Executor | KeyedExecutor, options?: ResilientFetchOptions): FetchFunction {
   const o = optionsObject<ResilientFetchOptions>('resilientFetch', options);
+  knownOptions('resilientFetch', o, ['fetch', 'key', 'timeoutMs', 'classify']);
   if (typeof target !== 'object' || target === null || typeof target.execute !== 'function') {
     throw new TypeError(
       `resilix: resilientFetch needs a pipeline, a policy or a KeyRegistry as its first argument; received ${

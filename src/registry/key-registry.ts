@@ -1,6 +1,6 @@
 import type { CallFn, ExecuteOptions, Executor } from '../core/call';
 import { EventChannel, type Disposable, type Listener } from '../core/events';
-import { functionOption, numberOption, optionsObject } from '../core/options';
+import { functionOption, knownOptions, numberOption, optionsObject } from '../core/options';
 import { reportsBusy } from './busy';
 import { LruList, LruNode } from './lru';
 import { TooManyKeysError } from './too-many-keys-error';
@@ -91,6 +91,7 @@ export class KeyRegistry<V extends Executor = Executor> {
 
   constructor(options: KeyRegistryOptions<V>) {
     const o = optionsObject<KeyRegistryOptions<V>>('keyRegistry', options);
+    knownOptions('keyRegistry', o, ['create', 'maxKeys', 'overflow']);
     const create = functionOption<(key: string) => V>('keyRegistry', 'create', o.create);
     if (create === undefined) {
       throw new TypeError(
