@@ -4,6 +4,10 @@ import type { Verdict } from './verdict';
  * What one finished call teaches the policies. The pipeline delivers exactly one per call to
  * every policy that admitted it, innermost first. A low-level `permit.settle()` caller must give
  * at least `verdict` and `latencyMs`.
+ *
+ * A policy must read the Observation during `settle` and keep no reference to it: the call runner
+ * reuses one object for every call, so the hot path allocates none (docs/benchmarks.md). Copy the
+ * fields you need to keep.
  */
 export interface Observation {
   readonly verdict: Verdict;

@@ -9,8 +9,11 @@ import type { Observation } from './observation';
  */
 export interface Permit {
   /**
-   * @param now Internal: the clock reading at settlement, when the caller already took one (the
-   * call runner does), so the limiter need not read the clock again. Omit it.
+   * @param observation What the call taught: at least `verdict` and `latencyMs`. Read during the
+   *   settle only; the limiter keeps no reference to it, so one object may be reused.
+   * @param now The limiter clock's reading at settlement, when you already took one to compute
+   *   `latencyMs`: the limiter then reads no clock itself (a platform clock read costs 60-95 ns
+   *   and, on Node 20, allocates a 16-byte number). Omit it and the limiter reads its clock.
    */
   settle(observation: Observation, now?: number): void;
   /** Calls in flight at this permit's admission, itself included. */

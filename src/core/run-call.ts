@@ -2,6 +2,7 @@ import type { CallContext, CallFn, ExecuteOptions } from './call';
 import { classifyOutcome, runClassifier, type Classification, type Classifier } from './classify';
 import type { TimerHandle } from './clock';
 import type { Observation } from './observation';
+import type { Verdict } from './verdict';
 import type { CallPlan, Permit } from './ports';
 import { TimeoutError } from '../errors/timeout-error';
 
@@ -111,6 +112,23 @@ function runAdmitted<T>(
   const call = new InFlightCall<T>(plan, options, ticket, permit, runStartedAt, queuedMs, deadlineAt, timeoutMs);
   return call.start(fn);
 }
+
+interface MutableObservation extends Observation {
+  verdict: Verdict;
+  latencyMs: number;
+  durationMs: number;
+  queuedMs: number;
+  inflight: number;
+  retryAfterMs: number | undefined;
+  attempt: number;
+}
+
+function newScratch(): MutableObservation {
+  return { verdict: 'ok', latencyMs: 0, durationMs: 0, queuedMs: 0, inflight: 0, retryAfterMs: undefined, attempt: 1 };
+}
+
+const scratch = newScratch();
+let scratchInUse = false;
 
 /** One admitted call: its context, its deadline race, and its single settlement. */
 class InFlightCall<T> implements CallContext {
@@ -292,18 +310,25 @@ class InFlightCall<T> implements CallContext {
     const timedOut = this.state === TIMED_OUT_STATE;
     this.state = SETTLED;
     const bulkhead = plan.bulkhead;
-    const observation: Observation = {
-      verdict: classification.verdict,
-      latencyMs: (this.markedAt === this.markedAt ? this.markedAt : now) - this.startedAt,
-      durationMs: now - this.startedAt,
-      queuedMs: this.queuedMs,
-      inflight: this.permit?.inflight ?? bulkhead?.active ?? 1,
-      retryAfterMs: classification.retryAfterMs,
-      attempt: this.attempt,
-    };
-    bulkhead?.leave();
-    this.permit?.settle(observation, now);
-    if (!timedOut) plan.breaker?.settle(this.ticket, observation, now);
+    // Policies read an Observation during settle and keep nothing, so one object serves every
+    // call; a settle nested inside another (a listener that runs a call) gets its own.
+    const observation = scratchInUse ? newScratch() : scratch;
+    const reused = observation === scratch;
+    scratchInUse = true;
+    try {
+      observation.verdict = classification.verdict;
+      observation.latencyMs = (this.markedAt === this.markedAt ? this.markedAt : now) - this.startedAt;
+      observation.durationMs = now - this.startedAt;
+      observation.queuedMs = this.queuedMs;
+      observation.inflight = this.permit?.inflight ?? bulkhead?.active ?? 1;
+      observation.retryAfterMs = classification.retryAfterMs;
+      observation.attempt = this.attempt;
+      bulkhead?.leave();
+      this.permit?.settle(observation, now);
+      if (!timedOut) plan.breaker?.settle(this.ticket, observation, now);
+    } finally {
+      if (reused) scratchInUse = false;
+    }
   }
 }
 

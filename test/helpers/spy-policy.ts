@@ -33,7 +33,7 @@ export function spyPolicy(clock?: Clock): Policy & { observations: Observation[]
     },
     rejection: () => new Error('spy never refuses'),
     settle: (_ticket: number, observation: Observation) => {
-      observations.push(observation);
+      observations.push({ ...observation }); // the runner reuses one Observation object: copy to keep it
     },
   };
   return spy;

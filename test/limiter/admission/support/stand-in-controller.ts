@@ -32,7 +32,7 @@ export class StandInController implements LimitController {
   }
 
   observe(observation: Observation, now: number, inflight: number): boolean {
-    this.observed.push({ observation, now, inflight });
+    this.observed.push({ observation: { ...observation }, now, inflight }); // Observations are reused after settle
     const next = this.limitAfterNextObserve;
     if (next === undefined) return false;
     this.limitAfterNextObserve = undefined;
