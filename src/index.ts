@@ -8,6 +8,7 @@ export type { Classifier, Classification, Settled } from './core/classify';
 export { defaultClassify, verdictForStatus, parseRetryAfter } from './core/classify';
 export type { Permit } from './core/ports';
 export type { Policy, PolicyKind } from './core/policy';
+export type { Disposable, Listener } from './core/events';
 export { POLICY_ORDER } from './core/policy';
 export * from './errors/index';
 export { pipeline, Pipeline, type PipelineOptions, type PipelineSnapshot } from './pipeline/pipeline';

@@ -1,5 +1,6 @@
 import type { ResolvedClock } from './clock';
 import type { Classifier } from './classify';
+import type { EventChannel } from './events';
 import type { Observation } from './observation';
 
 /**
@@ -66,4 +67,6 @@ export interface CallPlan {
   readonly bulkhead: BulkheadPort | undefined;
   readonly timeout: TimeoutPort | undefined;
   readonly classify: Classifier | undefined;
+  /** Listeners for every settled call's Observation (telemetry); costs nothing when empty. */
+  readonly settled?: EventChannel<Observation> | undefined;
 }

@@ -285,7 +285,12 @@ class InFlightCall<T> implements CallContext {
     const plan = this.plan;
     if (this.timer !== undefined) plan.clock.clearTimer(this.timer);
     this.timer = undefined;
-    if (plan.breaker === undefined && plan.limiter === undefined && this.classify === undefined) {
+    if (
+      plan.breaker === undefined &&
+      plan.limiter === undefined &&
+      this.classify === undefined &&
+      (plan.settled === undefined || plan.settled.size === 0)
+    ) {
       // Nothing learns from this call and nobody asked to classify it: no clock reading, no
       // classification, no Observation.
       if (this.state === RUNNING && this.abortListener !== undefined) {
@@ -326,6 +331,8 @@ class InFlightCall<T> implements CallContext {
       bulkhead?.leave();
       this.permit?.settle(observation, now);
       if (!timedOut) plan.breaker?.settle(this.ticket, observation, now);
+      const settled = plan.settled;
+      if (settled !== undefined && settled.size > 0) settled.emit(observation);
     } finally {
       if (reused) scratchInUse = false;
     }

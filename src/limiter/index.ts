@@ -5,5 +5,5 @@
 export { limiter, Limiter, type LimiterOptions, type LimiterSnapshot, type QueueingOptions } from './limiter';
 export type { QueueingConfig, AdmissionCounters } from './admission';
 export type { QueueOrder } from './wait-queue';
-export type { ControlOptions, ControlLoopSnapshot, FailureHandling } from './control-loop';
+export { CONTROL_DEFAULTS, type ControlOptions, type ControlLoopSnapshot, type FailureHandling } from './control-loop';
 export type { AlgorithmName, LimitChange, LimitControllerSnapshot } from './controller';

@@ -1,6 +1,8 @@
 import type { CallFn, ExecuteOptions, Executor } from '../core/call';
 import type { Classifier } from '../core/classify';
-import { functionOption } from '../core/options';
+import { EventChannel, type Disposable, type Listener } from '../core/events';
+import type { Observation } from '../core/observation';
+import { functionOption, knownOptions } from '../core/options';
 import { isPolicy, POLICY_ORDER, type Policy, type PolicyKind } from '../core/policy';
 import type { BreakerPort, BulkheadPort, CallPlan, LimiterPort, TimeoutPort } from '../core/ports';
 import { runCall } from '../core/run-call';
@@ -23,6 +25,7 @@ export interface PipelineSnapshot {
 export class Pipeline implements Executor {
   readonly policies: readonly Policy[];
   private readonly plan: CallPlan;
+  private readonly settled = new EventChannel<Observation>();
 
   constructor(policies: readonly Policy[], options: PipelineOptions = {}) {
     const byKind: Partial<Record<PolicyKind, Policy>> = {};
@@ -51,6 +54,7 @@ export class Pipeline implements Executor {
     if (policies.some((p) => p.clock !== clock)) {
       throw new TypeError('resilix: every policy in a pipeline must share one clock; pass the same `clock` to each');
     }
+    knownOptions('pipeline', options, ['classify']);
     this.policies = Object.freeze([...policies]);
     this.plan = {
       clock,
@@ -59,11 +63,22 @@ export class Pipeline implements Executor {
       bulkhead: byKind.bulkhead?.port as BulkheadPort | undefined,
       timeout: byKind.timeout?.port as TimeoutPort | undefined,
       classify: functionOption<Classifier>('pipeline', 'classify', options.classify),
+      settled: this.settled,
     };
   }
 
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
     return runCall(this.plan, fn, options);
+  }
+
+  /**
+   * Hears every call this pipeline settles (verdict, latency, attempt...), after the policies
+   * learned from it: for telemetry, e.g. counting retries apart from original attempts. The
+   * Observation is valid only during the listener: copy what you keep. Calls that a policy refused
+   * never ran and are not reported here; the policies' snapshots count them.
+   */
+  onSettle(listener: Listener<Observation>): Disposable {
+    return this.settled.subscribe(listener);
   }
 
   snapshot(): PipelineSnapshot {

@@ -154,3 +154,26 @@ describe('one call through a pipeline', () => {
     await expect(call).rejects.toBeInstanceOf(TimeoutError);
   });
 });
+
+describe('pipeline.onSettle', () => {
+  it('hears every settled call with its verdict and attempt, after the policies learned', async () => {
+    const clock = new FakeClock();
+    const p = pipeline(bulkhead({ maxConcurrent: 2, clock }), timeout({ timeoutMs: 100, clock }));
+    const heard: Array<{ verdict: string; attempt: number | undefined }> = [];
+    const subscription = p.onSettle((o) => heard.push({ verdict: o.verdict, attempt: o.attempt }));
+    await p.execute(async () => new Response(null, { status: 503 }), { attempt: 2 });
+    await p.execute(() => 'fine');
+    subscription.dispose();
+    await p.execute(() => 'unheard');
+    expect(heard).toEqual([
+      { verdict: 'overload', attempt: 2 },
+      { verdict: 'ok', attempt: 1 },
+    ]);
+  });
+
+  it('refuses unknown pipeline options', () => {
+    expect(() => pipeline(bulkhead({ maxConcurrent: 1 }), { clasify: () => 'ok' } as never)).toThrowError(
+      /pipeline has no option "clasify"; did you mean "classify"\?/,
+    );
+  });
+});
