@@ -51,7 +51,7 @@ export type BaselineUpdate = 'none' | 'set' | 'fall' | 'reset';
  *   cannot pass the median of three, so neither can set the baseline (failure mode 1). Only clean
  *   windows count: no overload or timeout, failures under half, samples from `ok`/`answered`
  *   only, so fast failures never lower it (failure mode 2). The loop may also lower it to a
- *   measurement it knows was taken at the knee (`fallTo`, adr/0034).
+ *   measurement it knows was taken at the knee, or raise it to one (`setAtKnee`, adr/0034, 0036).
  * - Rise (Uber's covariance reset, adr/0033-baseline-covariance-reset.md): a running minimum can
  *   only fall, so a permanently slower upstream would clamp Vegas forever (failure mode 5). While
  *   the smoothed latency stays above RISE_RATIO x the algorithm's shrink ratio x baseline (an
@@ -207,6 +207,20 @@ export class Baseline {
   fallTo(latencyMs: number): boolean {
     if (!(latencyMs < this.valueMs)) return false;
     this.valueMs = latencyMs;
+    return true;
+  }
+
+  /**
+   * Sets the baseline to `latencyMs`, up or down, for a measurement the loop knows was taken at
+   * the knee (the end of a no-gain descent, adr/0034, adr/0036): goodput fell as the limit
+   * stepped down, so the upstream no longer queues and its latency there is its no-load latency.
+   * A latency cliff (5 ms -> 100 ms) is such a case: the running minimum alone would keep the
+   * 5 ms baseline and vegas would read every call in flight as queued. Ends any rise episode.
+   */
+  setAtKnee(latencyMs: number): boolean {
+    if (!(latencyMs >= 0) || latencyMs === this.valueMs) return false;
+    this.valueMs = latencyMs;
+    this.endEpisode();
     return true;
   }
 

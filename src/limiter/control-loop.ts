@@ -131,6 +131,12 @@ export const CONTROL_DEFAULTS = Object.freeze({
 export const APP_LIMITED_FACTOR = 2;
 /** A window where failures are at least this share of the answers does not grow (adr/0030). */
 export const FAILURE_GROWTH_VETO = 0.5;
+/**
+ * The standard error of a p90 over n samples is about 1.7 x sigma / sqrt(n) relative to it for a
+ * lognormal latency of small sigma (asymptotic variance of a sample quantile: q (1 - q) / (n f^2);
+ * at q = 0.9, sqrt(0.09) / phi(1.28) = 1.71). Ours, used with the coefficient of variation.
+ */
+export const QUANTILE_SE_FACTOR = 1.7;
 /** An idle gap is this many maxWindowMs (adr/0031). */
 export const IDLE_WINDOWS = 2;
 
@@ -264,6 +270,8 @@ export class LimitControlLoop implements LimitController {
     peakInflight: 0,
     meanInflight: 0,
     durationMs: 0,
+    tailRatio: 1,
+    quantileNoise: 0,
   };
   private readonly decision: Decision = { estimate: 0, reason: '' };
   private nextCheckAt = -Infinity;
@@ -294,7 +302,11 @@ export class LimitControlLoop implements LimitController {
     let changed = false;
     const learned = this.lastLearnedAt;
     if (now - learned >= this.config.idleAfterMs) changed = this.relaxAfterIdle(now, now - learned);
-    if (this.window.record(observation.verdict, observation.latencyMs, inflight, now)) this.lastLearnedAt = now;
+    // A timeout whose upstream run time is under the no-load latency spent its budget waiting in
+    // our queue and reached the upstream with a sliver of it: no evidence of upstream saturation
+    // (ours). Counted, a queue that outgrew the deadline would cut the limit that drains it.
+    const starved = observation.verdict === 'timeout' && observation.latencyMs < this.baseline.valueMs;
+    if (!starved && this.window.record(observation.verdict, observation.latencyMs, inflight, now)) this.lastLearnedAt = now;
     if (now < this.nextCheckAt) return changed;
     this.nextCheckAt = now + this.config.updateIntervalMs;
     if (!this.window.ready(now, this.windowFloorMs())) return changed;
@@ -337,7 +349,15 @@ export class LimitControlLoop implements LimitController {
     const window = this.window;
     const summary = this.summary;
     window.summarise(now, summary);
-    if (summary.samples > 0) this.signal.add(window.latencyQuantile());
+    summary.tailRatio = 1;
+    summary.quantileNoise = 0;
+    if (summary.samples > 0) {
+      const quantileMs = window.latencyQuantile();
+      this.signal.add(quantileMs);
+      const meanMs = window.latencyMean();
+      if (meanMs > 0 && quantileMs > meanMs) summary.tailRatio = quantileMs / meanMs;
+      summary.quantileNoise = (QUANTILE_SE_FACTOR * window.latencyCv()) / Math.sqrt(summary.samples);
+    }
     summary.latencyMs = this.signal.smoothedMs;
 
     const failureDominated = summary.failures > 0 && summary.failures >= FAILURE_GROWTH_VETO * summary.reached;
@@ -364,7 +384,9 @@ export class LimitControlLoop implements LimitController {
       const overloadedAtBaseline = summary.overloads > 0 && this.signal.smoothedMs <= baselineMs * RISE_RATIO;
       aboveKnee = this.knee.observe(summary.meanInflight, goodput, binding && clean, overloadedAtBaseline);
       // At the knee the filtered latency is the no-load latency; the smoothed one still lags.
-      if (this.knee.foundKnee) this.baseline.fallTo(this.signal.filteredMs);
+      // At the knee (goodput fell as the limit stepped down) the filtered latency is the no-load
+      // latency, up or down: a latency cliff raises it (adr/0036); the smoothed one still lags.
+      if (this.knee.foundKnee) this.baseline.setAtKnee(this.signal.filteredMs);
     }
     summary.baselineMs = this.baseline.valueMs;
 

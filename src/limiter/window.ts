@@ -45,6 +45,8 @@ export class SamplingWindow {
   reached = 0;
   peakInflight = 0;
   private inflightSum = 0;
+  private latencySum = 0;
+  private latencySquares = 0;
   private readonly latencies: WindowQuantile;
   private readonly rules: WindowRules;
 
@@ -60,6 +62,8 @@ export class SamplingWindow {
       case 'answered':
         if (!(latencyMs >= 0) || latencyMs === Infinity) return false;
         this.latencies.add(latencyMs);
+        this.latencySum += latencyMs;
+        this.latencySquares += latencyMs * latencyMs;
         this.samples++;
         break;
       case 'overload':
@@ -102,6 +106,20 @@ export class SamplingWindow {
     return this.latencies.value();
   }
 
+  /** The window's mean latency over its samples; NaN without samples. */
+  latencyMean(): number {
+    return this.samples > 0 ? this.latencySum / this.samples : Number.NaN;
+  }
+
+  /** The coefficient of variation (standard deviation / mean) of the window's latencies; 0 below 2 samples. */
+  latencyCv(): number {
+    const n = this.samples;
+    if (n < 2 || !(this.latencySum > 0)) return 0;
+    const mean = this.latencySum / n;
+    const variance = (this.latencySquares - n * mean * mean) / (n - 1);
+    return variance > 0 ? Math.sqrt(variance) / mean : 0;
+  }
+
   /** Copies the counts into `summary` (latency and baseline are the control loop's to fill). */
   summarise(now: number, summary: WindowSummary): void {
     summary.samples = this.samples;
@@ -124,6 +142,8 @@ export class SamplingWindow {
     this.reached = 0;
     this.peakInflight = 0;
     this.inflightSum = 0;
+    this.latencySum = 0;
+    this.latencySquares = 0;
     this.latencies.reset();
   }
 }

@@ -25,6 +25,18 @@ export interface WindowSummary {
   meanInflight: number;
   /** How long the window was open, ms. */
   durationMs: number;
+  /**
+   * The window's latency quantile over its mean latency, >= 1 (1 without samples). Vegas scales
+   * its queue estimate by it: Little's law counts queued requests as throughput x wait, and
+   * throughput is in-flight over the MEAN latency, not over the p90 (adr/0036).
+   */
+  tailRatio: number;
+  /**
+   * The relative standard error of the window's latency quantile, from its samples' coefficient of
+   * variation: 1.7 x cv / sqrt(samples) (0 without samples). Vegas does not count a rise within
+   * it as a queue (adr/0036).
+   */
+  quantileNoise: number;
 }
 
 /** An algorithm's answer: the next fractional estimate and a short, stable reason. */

@@ -42,6 +42,15 @@ describe('the baseline: set and fall', () => {
     expect(baseline.valueMs).toBe(80);
   });
 
+  it('moves to a measurement taken at the knee, up as well as down (a latency cliff, adr/0036)', () => {
+    const baseline = baselineAt100();
+    expect(baseline.setAtKnee(150)).toBe(true);
+    expect(baseline.valueMs).toBe(150);
+    expect(baseline.setAtKnee(150)).toBe(false);
+    expect(baseline.setAtKnee(Number.NaN)).toBe(false);
+    expect(baseline.valueMs).toBe(150);
+  });
+
   it('does not rise on a higher latency without evidence', () => {
     const baseline = baselineAt100();
     for (let i = 0; i < 100; i++) baseline.update(300, 300, true, 20, 66, 1);

@@ -135,6 +135,7 @@ describe('the control loop: settle-driven windows (no timers)', () => {
   });
 
   it('holds while warming up, then steps: vegas grows by beta on the third window (no queue)', () => {
+    // beta at L = 20 is 6 x (1/3) x 2^0.75 = 3.364 requests (adr/0036), not 6 log10(20) = 7.8.
     const controller = loop();
     const reasons: string[] = [];
     controller.changes.subscribe((change) => reasons.push(change.reason));
@@ -142,8 +143,8 @@ describe('the control loop: settle-driven windows (no timers)', () => {
     expect(controller.snapshot()).toMatchObject({ limit: 20, windows: 2, baselineMs: undefined });
     expect(controller.snapshot().lastChange).toMatchObject({ direction: 'hold', reason: 'warming-up' });
     feedWindows(controller, 1, 4_000);
-    expect(controller.snapshot()).toMatchObject({ limit: 27, baselineMs: 100, latencyMs: 100, windows: 3 });
-    expect(controller.snapshot().estimate).toBeCloseTo(27.80618, 5);
+    expect(controller.snapshot()).toMatchObject({ limit: 23, baselineMs: 100, latencyMs: 100, windows: 3 });
+    expect(controller.snapshot().estimate).toBeCloseTo(23.36359, 5);
     expect(reasons).toEqual(['no-queue']);
   });
 
@@ -170,8 +171,8 @@ describe('the control loop: guardrails and guards', () => {
   it('admits on the integer part of a fractional estimate', () => {
     const controller = loop();
     feedWindows(controller, 3, 0);
-    expect(controller.snapshot().estimate).toBeCloseTo(27.80618, 5);
-    expect(controller.limit).toBe(27);
+    expect(controller.snapshot().estimate).toBeCloseTo(23.36359, 5);
+    expect(controller.limit).toBe(23);
   });
 
   it('does not grow past max(initialLimit, 2 x peak in-flight) when demand is far below the limit', () => {
@@ -184,7 +185,8 @@ describe('the control loop: guardrails and guards', () => {
   it('lets a limit below initialLimit climb back to it on healthy latency alone', () => {
     const controller = loop();
     controller.setLimit(8, 0);
-    feedWindows(controller, 10, 0, { inflight: 1 });
+    // From 8 the no-queue step is beta = 6 x (1/3) x 0.8^0.75 = 1.69, growing with L (adr/0036).
+    feedWindows(controller, 15, 0, { inflight: 1 });
     expect(controller.limit).toBe(20);
   });
 
@@ -196,16 +198,29 @@ describe('the control loop: guardrails and guards', () => {
 
   it('does not grow on a window where failures are half the answers or more', () => {
     const controller = loop();
-    const start = feedWindows(controller, 3, 0); // baseline 100 ms, limit 27
-    expect(controller.limit).toBe(27);
+    const start = feedWindows(controller, 3, 0); // baseline 100 ms, limit 23
+    expect(controller.limit).toBe(23);
     for (let w = 0; w < 10; w++) {
       const at = start + w * 2_000;
       feed(controller, { count: 40, fromMs: at, toMs: at + 1_000, latencyMs: 100 });
       feed(controller, { count: 60, fromMs: at + 1_000, toMs: at + 2_000, verdict: 'failure', latencyMs: 1 });
     }
-    expect(controller.limit).toBe(27);
+    expect(controller.limit).toBe(23);
     expect(controller.snapshot().lastChange).toMatchObject({ direction: 'hold', reason: 'failures' });
     expect(controller.snapshot().baselineMs).toBe(100);
+  });
+
+  it('does not count a timeout that ran for less than the baseline (it waited in our queue) as a reduce signal', () => {
+    const controller = loop();
+    const start = feedWindows(controller, 3, 0); // baseline 100 ms, limit 23
+    expect(controller.limit).toBe(23);
+    // Deadline spent queued: the upstream ran each call for 20 ms before the timeout.
+    feedWindows(controller, 5, start, { verdict: 'timeout', latencyMs: 20, count: 50 });
+    expect(controller.limit).toBe(23);
+    // The same timeouts after 5 s at the upstream cut the limit (x0.81 a window).
+    feedWindows(controller, 1, start + 10_000, { verdict: 'timeout', latencyMs: 5_000, count: 50 });
+    expect(controller.snapshot().lastChange).toMatchObject({ direction: 'shrink', reason: 'timeout' });
+    expect(controller.limit).toBe(18);
   });
 
   it('never moves the fixed algorithm on its own', () => {
@@ -224,8 +239,8 @@ describe('the control loop: telemetry', () => {
     controller.changes.subscribe((change) => events.push(change));
     feedWindows(controller, 4, 0);
     expect(events).toEqual([
-      { from: 20, to: 27, direction: 'grow', reason: 'no-queue', at: 6_000 },
-      { from: 27, to: 36, direction: 'grow', reason: 'no-queue', at: 8_000 },
+      { from: 20, to: 23, direction: 'grow', reason: 'no-queue', at: 6_000 },
+      { from: 23, to: 27, direction: 'grow', reason: 'no-queue', at: 8_000 },
     ]);
   });
 

@@ -29,6 +29,19 @@ describe('the sampling window: what each verdict teaches', () => {
     expect(window.latencyQuantile()).toBeNaN();
   });
 
+  it("keeps the window's mean latency and coefficient of variation for vegas's queue estimate (adr/0036)", () => {
+    const window = new SamplingWindow(rules);
+    expect(window.latencyMean()).toBeNaN();
+    expect(window.latencyCv()).toBe(0);
+    for (const latencyMs of [80, 100, 120]) window.record('ok', latencyMs, 1, 0);
+    window.record('timeout', 5_000, 1, 0);
+    expect(window.latencyMean()).toBe(100);
+    // Sample standard deviation 20 over a mean of 100.
+    expect(window.latencyCv()).toBeCloseTo(0.2, 10);
+    window.restart(0);
+    expect(window.latencyMean()).toBeNaN();
+  });
+
   it('learns nothing from rejected and cancelled', () => {
     const window = new SamplingWindow(rules);
     expect(window.record('rejected', 1, 1, 0)).toBe(false);

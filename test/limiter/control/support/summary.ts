@@ -13,6 +13,8 @@ export function summary(overrides: Partial<WindowSummary> = {}): WindowSummary {
     peakInflight: 20,
     meanInflight: 20,
     durationMs: 2000,
+    tailRatio: 1,
+    quantileNoise: 0,
   };
   const merged = { ...base, ...overrides };
   if (overrides.reached === undefined) {
