@@ -79,20 +79,21 @@ export class Baseline {
   episodeWindows = 0;
   /** latency / baseline above which the current episode counts as risen. */
   private episodeRatio = RISE_RATIO;
+  /** The episode's (in-flight, goodput) pairs; the in-flight and goodput series are read from it. */
   private readonly correlation: RollingCorrelation;
-  private readonly latencies: Float64Array;
-  private readonly inflights: Float64Array;
-  private readonly goodputs: Float64Array;
-  private readonly scratch: Float64Array;
-  private nextSlot = 0;
-  private held = 0;
+  /**
+   * The episode's filtered latencies, aligned with the correlation's slots. 32-bit: latencies in
+   * ms need no more than 7 significant digits, and a KeyRegistry holds up to 1 000 of these.
+   */
+  private readonly latencies: Float32Array;
 
   constructor(correlationWindow: number) {
     this.correlation = new RollingCorrelation(correlationWindow);
-    this.latencies = new Float64Array(correlationWindow);
-    this.inflights = new Float64Array(correlationWindow);
-    this.goodputs = new Float64Array(correlationWindow);
-    this.scratch = new Float64Array(correlationWindow);
+    this.latencies = new Float32Array(correlationWindow);
+  }
+
+  private get held(): number {
+    return this.correlation.size;
   }
 
   /**
@@ -131,18 +132,16 @@ export class Baseline {
       return 'none';
     }
     this.episodeWindows++;
+    const slot = this.correlation.nextIndex;
+    const before = this.correlation.count;
     this.correlation.add(meanInflight, goodputPerSecond);
-    this.latencies[this.nextSlot] = filteredMs;
-    this.inflights[this.nextSlot] = meanInflight;
-    this.goodputs[this.nextSlot] = goodputPerSecond;
-    this.nextSlot = this.nextSlot + 1 === this.latencies.length ? 0 : this.nextSlot + 1;
-    if (this.held < this.latencies.length) this.held++;
-    if (this.episodeWindows < MIN_EPISODE_WINDOWS) return 'none';
+    if (this.correlation.count !== before) this.latencies[slot] = filteredMs;
+    if (this.episodeWindows < MIN_EPISODE_WINDOWS || this.held === 0) return 'none';
 
     let fewest = Infinity;
     let most = 0;
     for (let slot = 0; slot < this.held; slot++) {
-      const inflight = this.inflights[slot] as number;
+      const inflight = this.correlation.xAt(slot);
       if (inflight < fewest) fewest = inflight;
       if (inflight > most) most = inflight;
     }
@@ -165,13 +164,14 @@ export class Baseline {
    */
   private lowInflightLatency(): number {
     const held = this.held;
+    const pairs = this.correlation;
     let inflightSum = 0;
-    for (let slot = 0; slot < held; slot++) inflightSum += this.inflights[slot] as number;
+    for (let slot = 0; slot < held; slot++) inflightSum += pairs.xAt(slot);
     const split = inflightSum / held;
-    const sorted = this.scratch;
+    const sorted = sharedScratch(held);
     let count = 0;
     for (let slot = 0; slot < held; slot++) {
-      if ((this.inflights[slot] as number) > split) continue;
+      if (pairs.xAt(slot) > split) continue;
       insertSorted(sorted, count, this.latencies[slot] as number);
       count++;
     }
@@ -183,17 +183,18 @@ export class Baseline {
     const held = this.held;
     let sumX = 0;
     let sumY = 0;
+    const pairs = this.correlation;
     for (let slot = 0; slot < held; slot++) {
-      sumX += Math.log((this.inflights[slot] as number) + 1e-9);
-      sumY += Math.log((this.goodputs[slot] as number) + 1e-9);
+      sumX += Math.log(pairs.xAt(slot) + 1e-9);
+      sumY += Math.log(pairs.yAt(slot) + 1e-9);
     }
     const meanX = sumX / held;
     const meanY = sumY / held;
     let covariance = 0;
     let variance = 0;
     for (let slot = 0; slot < held; slot++) {
-      const dx = Math.log((this.inflights[slot] as number) + 1e-9) - meanX;
-      covariance += dx * (Math.log((this.goodputs[slot] as number) + 1e-9) - meanY);
+      const dx = Math.log(pairs.xAt(slot) + 1e-9) - meanX;
+      covariance += dx * (Math.log(pairs.yAt(slot) + 1e-9) - meanY);
       variance += dx * dx;
     }
     return variance > 0 ? covariance / variance : 0;
@@ -229,9 +230,18 @@ export class Baseline {
     if (this.episodeWindows === 0 && this.held === 0) return;
     this.episodeWindows = 0;
     this.correlation.reset();
-    this.nextSlot = 0;
-    this.held = 0;
   }
+}
+
+/**
+ * One sort buffer for every Baseline: a reset is computed synchronously, start to end, so no two
+ * computations ever share it at once, and a per-key copy would cost ~560 bytes for each of up to
+ * 1 000 keys. It grows (rarely, once) to the largest correlation window in use.
+ */
+let scratchBuffer = new Float64Array(64);
+function sharedScratch(length: number): Float64Array {
+  if (scratchBuffer.length < length) scratchBuffer = new Float64Array(length);
+  return scratchBuffer;
 }
 
 /** Windows of evidence the no-gain rule needs. Ours: acting on it only lowers the limit. */
@@ -277,16 +287,15 @@ export class KneeEvidence {
   foundKnee = false;
   /** Goodput on the plateau when the current descent began; NaN when not descending. */
   private plateauGoodput = Number.NaN;
+  /** The (in-flight, goodput) pairs of binding windows; read back from it, never copied. */
   private readonly correlation: RollingCorrelation;
-  private readonly inflights: Float64Array;
-  private readonly goodputs: Float64Array;
-  private nextSlot = 0;
-  private held = 0;
 
   constructor(correlationWindow: number) {
     this.correlation = new RollingCorrelation(correlationWindow);
-    this.inflights = new Float64Array(correlationWindow);
-    this.goodputs = new Float64Array(correlationWindow);
+  }
+
+  private get held(): number {
+    return this.correlation.size;
   }
 
   /** True while a descent started by the no-gain rule is under way. */
@@ -321,21 +330,18 @@ export class KneeEvidence {
       return true;
     }
     if (!binding) return false;
-    this.correlation.add(meanInflight, goodputPerSecond);
-    this.inflights[this.nextSlot] = meanInflight;
-    this.goodputs[this.nextSlot] = goodputPerSecond;
-    this.nextSlot = this.nextSlot + 1 === this.inflights.length ? 0 : this.nextSlot + 1;
-    if (this.held < this.inflights.length) this.held++;
+    const pairs = this.correlation;
+    pairs.add(meanInflight, goodputPerSecond);
     if (this.held < MIN_NO_GAIN_WINDOWS) return false;
 
     let fewest = Infinity;
     let most = 0;
     let goodputSum = 0;
     for (let slot = 0; slot < this.held; slot++) {
-      const inflight = this.inflights[slot] as number;
+      const inflight = pairs.xAt(slot);
       if (inflight < fewest) fewest = inflight;
       if (inflight > most) most = inflight;
-      goodputSum += this.goodputs[slot] as number;
+      goodputSum += pairs.yAt(slot);
     }
     const correlation = this.correlation.value();
     if (most >= fewest * MIN_INFLIGHT_SPREAD && correlation >= RESET_CORRELATION) {
@@ -355,7 +361,5 @@ export class KneeEvidence {
     this.confirmed = true;
     this.plateauGoodput = Number.NaN;
     this.correlation.reset();
-    this.nextSlot = 0;
-    this.held = 0;
   }
 }

@@ -58,6 +58,24 @@ export class RollingCorrelation {
     return this.held;
   }
 
+  /** The slot the next accepted pair is written to: lets a caller keep a parallel ring aligned. */
+  get nextIndex(): number {
+    return this.nextSlot;
+  }
+
+  /**
+   * x of the pair held in slot `index` (0 <= index < size), in storage order: callers that need
+   * the held pairs as a set read them here instead of keeping copies (memory per key).
+   */
+  xAt(index: number): number {
+    return this.pairs[2 * index] as number;
+  }
+
+  /** y of the pair held in slot `index` (0 <= index < size), in storage order. */
+  yAt(index: number): number {
+    return this.pairs[2 * index + 1] as number;
+  }
+
   /** Adds one (x, y) pair. A pair with a non-finite member is ignored. */
   add(x: number, y: number): void {
     if (!Number.isFinite(Math.fround(x)) || !Number.isFinite(Math.fround(y))) return;
