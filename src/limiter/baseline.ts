@@ -79,21 +79,25 @@ export class Baseline {
   episodeWindows = 0;
   /** latency / baseline above which the current episode counts as risen. */
   private episodeRatio = RISE_RATIO;
-  /** The episode's (in-flight, goodput) pairs; the in-flight and goodput series are read from it. */
-  private readonly correlation: RollingCorrelation;
+  /**
+   * The episode's (in-flight, goodput) pairs; the in-flight and goodput series are read from it.
+   * Made at the first rise episode, then kept: a key whose latency never rose (most of the up to
+   * 1 000 keys a KeyRegistry holds) never pays for it. One allocation per limiter lifetime.
+   */
+  private correlation: RollingCorrelation | undefined = undefined;
   /**
    * The episode's filtered latencies, aligned with the correlation's slots. 32-bit: latencies in
-   * ms need no more than 7 significant digits, and a KeyRegistry holds up to 1 000 of these.
+   * ms need no more than 7 significant digits.
    */
-  private readonly latencies: Float32Array;
+  private latencies: Float32Array | undefined = undefined;
+  private readonly correlationWindow: number;
 
   constructor(correlationWindow: number) {
-    this.correlation = new RollingCorrelation(correlationWindow);
-    this.latencies = new Float32Array(correlationWindow);
+    this.correlationWindow = correlationWindow;
   }
 
   private get held(): number {
-    return this.correlation.size;
+    return this.correlation === undefined ? 0 : this.correlation.size;
   }
 
   /**
@@ -132,6 +136,10 @@ export class Baseline {
       return 'none';
     }
     this.episodeWindows++;
+    if (this.correlation === undefined || this.latencies === undefined) {
+      this.correlation = new RollingCorrelation(this.correlationWindow);
+      this.latencies = new Float32Array(this.correlationWindow);
+    }
     const slot = this.correlation.nextIndex;
     const before = this.correlation.count;
     this.correlation.add(meanInflight, goodputPerSecond);
@@ -164,7 +172,8 @@ export class Baseline {
    */
   private lowInflightLatency(): number {
     const held = this.held;
-    const pairs = this.correlation;
+    const pairs = this.correlation!;
+    const latencies = this.latencies!;
     let inflightSum = 0;
     for (let slot = 0; slot < held; slot++) inflightSum += pairs.xAt(slot);
     const split = inflightSum / held;
@@ -172,7 +181,7 @@ export class Baseline {
     let count = 0;
     for (let slot = 0; slot < held; slot++) {
       if (pairs.xAt(slot) > split) continue;
-      insertSorted(sorted, count, this.latencies[slot] as number);
+      insertSorted(sorted, count, latencies[slot] as number);
       count++;
     }
     return sorted[(count - 1) >>> 1] as number;
@@ -183,7 +192,7 @@ export class Baseline {
     const held = this.held;
     let sumX = 0;
     let sumY = 0;
-    const pairs = this.correlation;
+    const pairs = this.correlation!;
     for (let slot = 0; slot < held; slot++) {
       sumX += Math.log(pairs.xAt(slot) + 1e-9);
       sumY += Math.log(pairs.yAt(slot) + 1e-9);
@@ -229,7 +238,7 @@ export class Baseline {
   endEpisode(): void {
     if (this.episodeWindows === 0 && this.held === 0) return;
     this.episodeWindows = 0;
-    this.correlation.reset();
+    this.correlation?.reset();
   }
 }
 
@@ -287,15 +296,20 @@ export class KneeEvidence {
   foundKnee = false;
   /** Goodput on the plateau when the current descent began; NaN when not descending. */
   private plateauGoodput = Number.NaN;
-  /** The (in-flight, goodput) pairs of binding windows; read back from it, never copied. */
-  private readonly correlation: RollingCorrelation;
+  /**
+   * The (in-flight, goodput) pairs of binding windows; read back from it, never copied. Made at
+   * the first binding window and dropped once the rule stands down (`stand`): in steady state a
+   * limiter holds none of it.
+   */
+  private correlation: RollingCorrelation | undefined = undefined;
+  private readonly correlationWindow: number;
 
   constructor(correlationWindow: number) {
-    this.correlation = new RollingCorrelation(correlationWindow);
+    this.correlationWindow = correlationWindow;
   }
 
   private get held(): number {
-    return this.correlation.size;
+    return this.correlation === undefined ? 0 : this.correlation.size;
   }
 
   /** True while a descent started by the no-gain rule is under way. */
@@ -330,7 +344,7 @@ export class KneeEvidence {
       return true;
     }
     if (!binding) return false;
-    const pairs = this.correlation;
+    const pairs = (this.correlation ??= new RollingCorrelation(this.correlationWindow));
     pairs.add(meanInflight, goodputPerSecond);
     if (this.held < MIN_NO_GAIN_WINDOWS) return false;
 
@@ -360,6 +374,6 @@ export class KneeEvidence {
   stand(): void {
     this.confirmed = true;
     this.plateauGoodput = Number.NaN;
-    this.correlation.reset();
+    this.correlation = undefined;
   }
 }
