@@ -2,7 +2,7 @@ import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
 import { resolveClock, type Clock } from '../core/clock';
 import type { Disposable, Listener } from '../core/events';
-import { choiceOption, functionOption, numberOption, optionsObject, orderedOptions } from '../core/options';
+import { choiceOption, functionOption, knownOptions, numberOption, optionsObject, orderedOptions } from '../core/options';
 import type { Policy } from '../core/policy';
 import type { CallPlan, LimiterPort } from '../core/ports';
 import { runCall } from '../core/run-call';
@@ -70,6 +70,29 @@ const DEFAULT_MAX_FACTOR = 3;
 const DEFAULT_QUEUE_ORDER: QueueOrder = 'lifo';
 const QUEUE_ORDERS: readonly QueueOrder[] = ['fifo', 'lifo'];
 
+/** Every option `limiter()` accepts: the control loop's and admission's. */
+const LIMITER_OPTION_NAMES: readonly (keyof LimiterOptions)[] = [
+  'algorithm',
+  'initialLimit',
+  'minLimit',
+  'maxLimit',
+  'updateIntervalMs',
+  'minWindowMs',
+  'maxWindowMs',
+  'minSamples',
+  'quantile',
+  'smoothing',
+  'rttTolerance',
+  'backoffRatio',
+  'correlationWindow',
+  'failure',
+  'clock',
+  'queueing',
+  'queueOrder',
+  'random',
+  'classify',
+];
+
 /** A controller handed in by `limiterWithController` for the constructor in progress. */
 let injectedController: LimitController | undefined;
 
@@ -90,6 +113,7 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
 
   constructor(options?: LimiterOptions) {
     const o = optionsObject<LimiterOptions>('limiter', options);
+    knownOptions('limiter', o, LIMITER_OPTION_NAMES);
     const given = injectedController;
     injectedController = undefined;
     const controller = given ?? createLimitController(resolveControlConfig(o, 'limiter'));

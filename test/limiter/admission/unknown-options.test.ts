@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { limiter } from '../../../src/limiter/index';
+
+describe('limiter options', () => {
+  it('refuses a misspelt option instead of silently using the default', () => {
+    expect(() => limiter({ maxLimt: 50 } as never)).toThrowError(/limiter has no option "maxLimt"; did you mean "maxLimit"\?/);
+    expect(() => limiter({ queueOrdr: 'fifo' } as never)).toThrowError(/did you mean "queueOrder"/);
+  });
+
+  it('accepts every documented option together', () => {
+    const l = limiter({
+      algorithm: 'gradient2',
+      initialLimit: 10,
+      minLimit: 2,
+      maxLimit: 40,
+      updateIntervalMs: 100,
+      minWindowMs: 1000,
+      maxWindowMs: 10_000,
+      minSamples: 20,
+      quantile: 0.9,
+      smoothing: 0.2,
+      rttTolerance: 1.5,
+      backoffRatio: 0.9,
+      correlationWindow: 50,
+      failure: 'hold',
+      queueing: { initialFactor: 2, maxFactor: 3 },
+      queueOrder: 'fifo',
+      random: () => 0.5,
+      classify: () => undefined,
+    });
+    expect(l.limit).toBe(10);
+  });
+});
