@@ -2,18 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { breaker } from '../../src/breaker/breaker';
 import type { BreakerOptions } from '../../src/breaker/options';
 import { FakeClock } from '../helpers/fake-clock';
+import { mulberry32 } from '../helpers/mulberry32';
 
 /** mulberry32: a small seeded PRNG, so every run of this file sees the same traffic. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = mulberry32;
 
 interface Traffic {
   callsPerMinute: number;

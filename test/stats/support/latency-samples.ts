@@ -1,3 +1,4 @@
+import { mulberry32 as seededUniform } from '../../helpers/mulberry32';
 /**
  * Seeded latency generators for the stats tests and the quantile report. Test-side only: src/
  * never needs randomness. Every window is reproducible from (distribution, seed).
@@ -11,13 +12,7 @@ export type Random = () => number;
  * matter for drawing latencies, and is four lines. Written from the published constants.
  */
 export function mulberry32(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  return seededUniform(seed);
 }
 
 /** Standard normal by Box-Muller (one of the pair; simplicity over speed). */

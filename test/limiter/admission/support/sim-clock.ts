@@ -1,4 +1,5 @@
 import type { Clock } from '../../../../src/core/clock';
+import { mulberry32 } from '../../../helpers/mulberry32';
 
 interface Event {
   at: number;
@@ -99,13 +100,4 @@ export function drainMicrotasks(): Promise<void> {
 }
 
 /** mulberry32: a tiny seeded PRNG, uniform in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const seededRandom = mulberry32;

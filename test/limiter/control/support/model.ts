@@ -1,5 +1,6 @@
 import type { Verdict } from '../../../../src/core/verdict';
 import type { LimitController } from '../../../../src/limiter/controller';
+import { mulberry32 } from '../../../helpers/mulberry32';
 
 /**
  * A tiny deterministic closed-loop model for tuning the control loop (not the simulator: that is
@@ -12,16 +13,7 @@ import type { LimitController } from '../../../../src/limiter/controller';
  */
 
 /** mulberry32: a small seeded PRNG, good enough for jitter. */
-export function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const seeded = mulberry32;
 
 export interface UpstreamState {
   /** Calls the upstream serves at full speed at once (its concurrency capacity). */
