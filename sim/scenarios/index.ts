@@ -9,6 +9,7 @@ import { productionCase } from './production';
 import { secretCapacity } from './secret-capacity';
 import { sharedUpstream } from './shared-upstream';
 import { streaming } from './streaming';
+import { tailTimeouts } from './tail-timeouts';
 
 export const CONVERGENCE_CAPACITIES = [10, 50, 150] as const;
 
@@ -32,6 +33,7 @@ export function acceptanceScenarios(): Scenario[] {
     secretCapacity('aimd'),
     secretCapacity('vegas'),
     sharedUpstream('vegas'),
+    tailTimeouts(),
     ...matrix('gradient2'),
     ...matrix('aimd'),
   ];

@@ -15,6 +15,7 @@ import { createGradient2 } from './algorithms/gradient2';
 import { createVegas } from './algorithms/vegas';
 import { Baseline, KneeEvidence, RISE_RATIO, type BaselineUpdate } from './baseline';
 import type { AlgorithmName, LimitChange, LimitController, LimitControllerSnapshot } from './controller';
+import { TimeoutTail } from './timeout-tail';
 import { LatencySignal, SamplingWindow, type FailureHandling } from './window';
 
 export type { FailureHandling } from './window';
@@ -259,6 +260,8 @@ export class LimitControlLoop implements LimitController {
   private readonly signal = new LatencySignal();
   private readonly baseline: Baseline;
   private readonly knee: KneeEvidence;
+  /** The timeout share a healthy upstream shows anyway (adr/0037); latency-driven algorithms only. */
+  private readonly tail = new TimeoutTail();
   private readonly summary: WindowSummary = {
     latencyMs: Number.NaN,
     baselineMs: Number.NaN,
@@ -359,6 +362,10 @@ export class LimitControlLoop implements LimitController {
       summary.quantileNoise = (QUANTILE_SE_FACTOR * window.latencyCv()) / Math.sqrt(summary.samples);
     }
     summary.latencyMs = this.signal.smoothedMs;
+    // The expected tail (adr/0037): vegas and gradient2 count as reduce signals only the timeouts
+    // beyond the share a healthy upstream shows anyway (learnt from earlier windows, below).
+    const timeouts = summary.timeouts;
+    if (this.latencyDriven) summary.timeouts = this.tail.excess(timeouts, summary.reached);
 
     const failureDominated = summary.failures > 0 && summary.failures >= FAILURE_GROWTH_VETO * summary.reached;
     const clean = summary.samples > 0 && summary.overloads === 0 && summary.timeouts === 0 && !failureDominated;
@@ -389,8 +396,17 @@ export class LimitControlLoop implements LimitController {
       if (this.knee.foundKnee) this.baseline.setAtKnee(this.signal.filteredMs);
     }
     summary.baselineMs = this.baseline.valueMs;
-
+    // Only a window whose latency has not risen (the baseline's own test: above RISE_RATIO x the
+    // algorithm's shrink ratio) teaches the tail; timeouts that come with a queue are the queue's.
     const estimate = this.estimate;
+    if (
+      this.latencyDriven &&
+      summary.samples > 0 &&
+      this.signal.smoothedMs <= summary.baselineMs * RISE_RATIO * this.algorithm.shrinkRatio(estimate)
+    ) {
+      this.tail.learn(timeouts, summary.reached);
+    }
+
     const decision = this.decision;
     this.algorithm.step(estimate, summary, decision);
     let next = decision.estimate;

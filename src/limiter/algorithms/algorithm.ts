@@ -13,7 +13,11 @@ export interface WindowSummary {
   samples: number;
   /** `overload` verdicts in the window (and `failure`s when failure handling is 'overload'). */
   overloads: number;
-  /** `timeout` verdicts in the window. */
+  /**
+   * `timeout` verdicts in the window that count as pressure. For vegas and gradient2 this is the
+   * excess over the learned tail of timeouts (adr/0037-expected-timeout-tail.md), so it may be
+   * fractional; for aimd it is the raw count.
+   */
   timeouts: number;
   /** `failure` verdicts counted in the window (failure handling 'hold'). */
   failures: number;
