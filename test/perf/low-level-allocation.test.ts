@@ -37,8 +37,11 @@ describe('the limiter low-level path, tryAcquire() + permit.settle(), over 10^5 
   });
 
   it('allocates nothing on the per-call path (a clock that does not move: no window closes)', () => {
-    // Zero, give or take the meter's own jitter; one object or boxed double per call would be >= 1.6 MB.
-    expect(fewest(report.frozen)).toBeLessThan(1_024);
+    // Zero, give or take the meter's own jitter: on a quiet machine 0-1.3 KB per round, and up to
+    // ~3.4 KB in every round on a loaded one (V8's concurrent optimisation lands in the measured
+    // round). The bound, 16 KB over 10^5 calls, is 0.16 B per call: one object or boxed double per
+    // call would be >= 1.6 MB, a hundred times over it.
+    expect(fewest(report.frozen)).toBeLessThan(16_384);
   });
 
   it('allocates less than 4 bytes per call with the control loop closing windows (a 1 ms-per-reading clock)', () => {
