@@ -10,7 +10,7 @@ export interface CallContext {
   readonly signal: AbortSignal;
   /**
    * Marks the moment the upstream answered (first byte, first token). The limiter tunes on the
-   * time to the first mark; a stream that does not mark tunes on its whole duration and clamps.
+   * time to the first mark; a stream that does not mark tunes on its whole duration and mis-tunes.
    */
   mark(): void;
   /** The caller's attempt number: 1 for an original call, 2+ for retries (telemetry). */

@@ -14,7 +14,7 @@ export interface Observation {
   /**
    * Start of the call to `ctx.mark()` if the call marked (first byte, first token), else to
    * settlement. The limiter tunes on this number: a stream that does not mark tunes on its total
-   * duration and clamps against a healthy upstream.
+   * duration and mis-tunes against a healthy upstream (it sheds calls the upstream could serve).
    */
   readonly latencyMs: number;
   /** Start of the call to settlement. Excludes time spent queued. */
