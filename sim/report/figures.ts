@@ -94,6 +94,20 @@ export function figures(results: readonly ScenarioResult[]): Figure[] {
       }),
     });
   }
+  const tail = byName(results, 'tail-timeouts');
+  if (tail !== undefined) {
+    out.push({
+      file: 'tail-timeouts.svg',
+      caption: 'Scenario 11: a healthy upstream where 1% of calls outlive the deadline',
+      spec: timeSeriesSpec({
+        title: tail.title,
+        runs: [{ label: 'vegas', series: tail.series }],
+        phases: tail.phases,
+        panels: [['limit', 'inflight'], ['latencyP50'], ['shedRate']],
+        points: 2400,
+      }),
+    });
+  }
   const cliff = byName(results, 'latency-cliff-vegas');
   if (cliff !== undefined) {
     const runs: PlotRun[] = [{ label: 'fixed 200', series: cliff.comparisons[0]!.series }];
