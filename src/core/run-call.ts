@@ -309,6 +309,7 @@ class InFlightCall<T> implements CallContext {
     if (this.state === SETTLED) return;
     const plan = this.plan;
     const race = this.race;
+    const classify = this.classify; // a getter over the options: read it once
     if (race !== undefined && race.timer !== undefined) {
       plan.clock.clearTimer(race.timer);
       race.timer = undefined;
@@ -316,7 +317,7 @@ class InFlightCall<T> implements CallContext {
     if (
       plan.breaker === undefined &&
       plan.limiter === undefined &&
-      this.classify === undefined &&
+      classify === undefined &&
       (plan.settled === undefined || plan.settled.size === 0)
     ) {
       // Nothing learns from this call and nobody asked to classify it: no clock reading, no
@@ -334,9 +335,9 @@ class InFlightCall<T> implements CallContext {
         ? TIMED_OUT
         : this.state === CANCELLED_STATE
           ? CANCELLED_CLASS
-          : this.classify === undefined
+          : classify === undefined
             ? classifyOutcome(fulfilled, subject)
-            : runClassifier(this.classify, fulfilled ? { status: 'fulfilled', value: subject } : { status: 'rejected', reason: subject });
+            : runClassifier(classify, fulfilled ? { status: 'fulfilled', value: subject } : { status: 'rejected', reason: subject });
     if (this.state === RUNNING && race !== undefined && race.abortListener !== undefined) {
       this.callerSignal!.removeEventListener('abort', race.abortListener);
     }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Verdict } from '../../src/core/verdict';
+import { VERDICTS, type Verdict } from '../../src/core/verdict';
 /**
  * Lets every pending promise reaction run before the invariants are checked. A freed slot may wake
  * a chain of waiters, each refused in turn by a full bulkhead and handing its slot on to the next,
@@ -24,16 +24,8 @@ import { PipelineHarness, type Answer, type HowFnEnds, type PipelineSetup } from
 type Model = Record<string, never>;
 type Cmd = fc.AsyncCommand<Model, PipelineHarness>;
 
-const VERDICTS: ReadonlyArray<Verdict | 'classifier-throws'> = [
-  'ok',
-  'answered',
-  'overload',
-  'failure',
-  'timeout',
-  'rejected',
-  'cancelled',
-  'classifier-throws',
-];
+/** Every verdict the library defines (src/core/verdict.ts), plus a classifier that throws. */
+const FINISHES: ReadonlyArray<Verdict | 'classifier-throws'> = [...VERDICTS, 'classifier-throws'];
 
 class Execute implements Cmd {
   constructor(
@@ -222,7 +214,7 @@ const executeArb = fc
     )
     .map(([how, t]) => new Execute(how, t));
 const finishArb = fc
-    .tuple(fc.nat(), fc.constantFrom<Verdict | 'classifier-throws' | 'throw'>(...VERDICTS, 'throw', 'ok', 'ok'))
+    .tuple(fc.nat(), fc.constantFrom<Verdict | 'classifier-throws' | 'throw'>(...FINISHES, 'throw', 'ok', 'ok'))
     .map(([pick, verdict]) => new Finish(pick, verdict));
 
 /** fc.commands picks uniformly among these: arrivals and finishes are listed more than once to dominate. */
