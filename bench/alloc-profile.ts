@@ -51,7 +51,10 @@ async function main(): Promise<void> {
   let total = 0;
   const walk = (node: SamplingNode, path: string[]): void => {
     const f = node.callFrame;
-    const where = f.url === '' ? '' : ` ${f.url.replace(/^.*\/(src|bench|node_modules)\//, '$1/').replace(/^file:\/\/.*\//, '')}:${f.lineNumber + 1}`;
+    const where =
+      f.url === ''
+        ? ''
+        : ` ${f.url.replace(/^.*\/(src|bench|node_modules)\//, '$1/').replace(/^file:\/\/.*\//, '')}:${f.lineNumber + 1}`;
     const label = `${f.functionName || '(anonymous)'}${where}`;
     if (node.selfSize > 0) {
       // Attribute to the function and its caller: "new X" shows up as the constructor, say who called it.
@@ -62,7 +65,9 @@ async function main(): Promise<void> {
     for (const child of node.children) walk(child, [...path, label]);
   };
   walk(profile.head, []);
-  console.log(`${id}: ${exact.toFixed(1)} bytes/call exact (GCProfiler accounting); sampled ${(total / calls).toFixed(1)} bytes/call:`);
+  console.log(
+    `${id}: ${exact.toFixed(1)} bytes/call exact (GCProfiler accounting); sampled ${(total / calls).toFixed(1)} bytes/call:`,
+  );
   for (const [key, bytes] of [...bySite.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
     console.log(`${(bytes / calls).toFixed(1).padStart(8)}  ${key}`);
   }

@@ -124,7 +124,12 @@ export function buildCases(resilix: Resilix): BenchCase[] {
     },
   });
 
-  const full = pipeline(breaker(), limiter(), bulkhead({ maxConcurrent: MAX_CONCURRENT }), timeout({ timeoutMs: TIMEOUT_MS }));
+  const full = pipeline(
+    breaker(),
+    limiter(),
+    bulkhead({ maxConcurrent: MAX_CONCURRENT }),
+    timeout({ timeoutMs: TIMEOUT_MS }),
+  );
   cases.push({
     id: 'resilix-full',
     label: 'resilix pipeline(breaker, limiter, bulkhead, timeout)',

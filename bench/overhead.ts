@@ -39,7 +39,17 @@ interface Args {
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { rounds: 7, timeMs: 150, allocRounds: 3, allocCalls: 100_000, filter: undefined, json: undefined, entry: process.env.RESILIX_BENCH_ENTRY === 'dist' ? 'dist' : 'src', compare: undefined, clock: 'cpu' };
+  const args: Args = {
+    rounds: 7,
+    timeMs: 150,
+    allocRounds: 3,
+    allocCalls: 100_000,
+    filter: undefined,
+    json: undefined,
+    entry: process.env.RESILIX_BENCH_ENTRY === 'dist' ? 'dist' : 'src',
+    compare: undefined,
+    clock: 'cpu',
+  };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -59,13 +69,11 @@ function parseArgs(argv: readonly string[]): Args {
       const clock = need();
       if (clock !== 'cpu' && clock !== 'wall') throw new Error('--clock is cpu or wall');
       args.clock = clock;
-    }
-    else if (flag === '--entry') {
+    } else if (flag === '--entry') {
       const entry = need();
       if (entry !== 'src' && entry !== 'dist') throw new Error('--entry is src or dist');
       args.entry = entry;
-    }
-    else throw new Error(`unknown argument ${flag}`);
+    } else throw new Error(`unknown argument ${flag}`);
   }
   return args;
 }
@@ -108,7 +116,8 @@ async function main(): Promise<void> {
   const cases = all.filter((c) => c.kind === 'raw' || args.filter === undefined || args.filter.test(c.id));
   if (args.filter !== undefined) {
     // Keep the peers the kept cases compare with.
-    for (const c of all) if (c.kind === 'peer' && !cases.includes(c) && cases.some((k) => k.peer === c.id)) cases.push(c);
+    for (const c of all)
+      if (c.kind === 'peer' && !cases.includes(c) && cases.some((k) => k.peer === c.id)) cases.push(c);
   }
   const byId = new Map(cases.map((c) => [c.id, c]));
   const results = new Map<string, CaseResult>(
@@ -217,7 +226,8 @@ async function main(): Promise<void> {
   if (lowLevel) targets.push(['low-level with await, bytes/call over raw', lowLevel.overRawBytes, '0', (v) => v < 0.5]);
   if (blb) targets.push(['breaker + limiter + bulkhead, ns over raw', blb.overRawNs, '<= 300', (v) => v <= 300]);
   if (blb) targets.push(['breaker + limiter + bulkhead, bytes over raw', blb.overRawBytes, '<= 500', (v) => v <= 500]);
-  if (fullRow) targets.push(['full pipeline with timeout, ns over raw', fullRow.overRawNs, '<= 1000', (v) => v <= 1000]);
+  if (fullRow)
+    targets.push(['full pipeline with timeout, ns over raw', fullRow.overRawNs, '<= 1000', (v) => v <= 1000]);
   if (fullRow && fullRow.peer === 'cockatiel-full') {
     targets.push(['full pipeline / cockatiel full wrap', fullRow.ratioToPeer, '<= 0.10', (v) => v <= 0.1]);
   }

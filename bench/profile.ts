@@ -51,7 +51,9 @@ async function main(): Promise<void> {
 
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, JSON.stringify(profile));
-  process.stderr.write(`${id}: ${calls} calls, ${((elapsedMs * 1e6) / calls).toFixed(0)} ns/call while profiled; ${out}\n`);
+  process.stderr.write(
+    `${id}: ${calls} calls, ${((elapsedMs * 1e6) / calls).toFixed(0)} ns/call while profiled; ${out}\n`,
+  );
 }
 
 main().catch((error: unknown) => {

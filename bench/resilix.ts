@@ -41,7 +41,11 @@ export async function loadResilix(
   const outDir = mkdtempSync(join(tmpdir(), 'resilix-bench-'));
   process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
   await build({
-    entry: { index: join(srcDir, 'index.ts'), limiter: join(srcDir, 'limiter', 'index.ts'), breaker: join(srcDir, 'breaker', 'index.ts') },
+    entry: {
+      index: join(srcDir, 'index.ts'),
+      limiter: join(srcDir, 'limiter', 'index.ts'),
+      breaker: join(srcDir, 'breaker', 'index.ts'),
+    },
     outDir,
     format: ['esm'],
     target: 'es2022',
@@ -62,5 +66,8 @@ export async function loadResilix(
   const [index, limiterModule, breakerModule] = await Promise.all(
     ['index.mjs', 'limiter.mjs', 'breaker.mjs'].map((name) => import(pathToFileURL(join(outDir, name)).href)),
   );
-  return { module: { ...limiterModule, ...breakerModule, ...index } as Resilix, file: `${srcDir} built into ${outDir}` };
+  return {
+    module: { ...limiterModule, ...breakerModule, ...index } as Resilix,
+    file: `${srcDir} built into ${outDir}`,
+  };
 }

@@ -252,7 +252,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
     `  the upstream's secret: ${last.upstream.capacity} requests at a time, ${last.upstream.serviceMs} ms each ` +
       `(${Math.round((last.upstream.capacity * 1_000) / last.upstream.serviceMs)} req/s). resilix was never told.`,
   );
-  print(`  the limit started at ${initialLimit}, peaked at ${peakLimit} and ended at ${gate.limit}, from latency alone.`);
+  print(
+    `  the limit started at ${initialLimit}, peaked at ${peakLimit} and ended at ${gate.limit}, from latency alone.`,
+  );
   print(`  ${shed} requests were shed by resilix and never reached the upstream; the server never had more`);
   print(`  than ${upstreamPeak} in flight. 'limit' above is the mean over each phase's second half.`);
   print(`  ${offered} requests in ${(elapsedMs / 1_000).toFixed(1)} s, all on loopback.`);

@@ -31,18 +31,20 @@ export function shedding(gate: Executor, handler: Handler): RequestListener {
     res.on('close', () => {
       if (!res.writableFinished) gone.abort(new Error('the client closed the connection'));
     });
-    gate.execute((ctx) => handler(req, res, ctx.signal), { signal: gone.signal }).catch((error: unknown) => {
-      if (res.headersSent || gone.signal.aborted) {
-        res.destroy();
-      } else if (isResilixError(error)) {
-        // Shed before any work started (limit exceeded, queue deadline, bulkhead full, open breaker).
-        res.writeHead(503, { 'retry-after': String(retryAfterSeconds(error)), 'content-type': 'text/plain' });
-        res.end('overloaded, retry later\n');
-      } else {
-        res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end('internal error\n');
-      }
-    });
+    gate
+      .execute((ctx) => handler(req, res, ctx.signal), { signal: gone.signal })
+      .catch((error: unknown) => {
+        if (res.headersSent || gone.signal.aborted) {
+          res.destroy();
+        } else if (isResilixError(error)) {
+          // Shed before any work started (limit exceeded, queue deadline, bulkhead full, open breaker).
+          res.writeHead(503, { 'retry-after': String(retryAfterSeconds(error)), 'content-type': 'text/plain' });
+          res.end('overloaded, retry later\n');
+        } else {
+          res.writeHead(500, { 'content-type': 'text/plain' });
+          res.end('internal error\n');
+        }
+      });
   };
 }
 

@@ -88,7 +88,10 @@ export function observeResilix(meter: Meter, sources: OtelSources): () => void {
     for (const [name, breaker] of entriesOf(sources.breakers)) {
       const s = breaker.snapshot();
       for (const candidate of CIRCUIT_STATES) {
-        result.observe(state, candidate === s.state ? 1 : 0, { 'resilix.breaker': name, 'resilix.breaker.state': candidate });
+        result.observe(state, candidate === s.state ? 1 : 0, {
+          'resilix.breaker': name,
+          'resilix.breaker.state': candidate,
+        });
       }
       result.observe(rejected, s.rejected, { 'resilix.breaker': name });
     }

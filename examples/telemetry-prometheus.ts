@@ -69,7 +69,11 @@ export function registerResilixMetrics(options: PrometheusOptions): void {
   limiterGauge('resilix_limiter_limit', 'The adaptive concurrency limit now in force.', (s) => s.limit);
   limiterGauge('resilix_limiter_inflight', 'Calls holding a limiter permit now.', (s) => s.inflight);
   limiterGauge('resilix_limiter_queued', 'Calls waiting in the limiter queue now.', (s) => s.queued);
-  limiterGauge('resilix_limiter_baseline_ms', 'The no-load latency the limiter compares against, in ms.', (s) => s.baselineMs);
+  limiterGauge(
+    'resilix_limiter_baseline_ms',
+    'The no-load latency the limiter compares against, in ms.',
+    (s) => s.baselineMs,
+  );
   limiterGauge('resilix_limiter_latency_ms', 'The smoothed window latency (p90), in ms.', (s) => s.latencyMs);
 
   // Counters whose value is resilix's own running total: set at scrape time.
@@ -87,7 +91,11 @@ export function registerResilixMetrics(options: PrometheusOptions): void {
 
   limiterCounter('resilix_limiter_admitted_total', 'Calls admitted by the limiter.', (s) => s.admitted);
   limiterCounter('resilix_limiter_shed_total', 'Calls shed by the limiter (LimitExceededError).', (s) => s.shed);
-  limiterCounter('resilix_limiter_queue_timeouts_total', 'Calls whose deadline passed while queued.', (s) => s.timedOutInQueue);
+  limiterCounter(
+    'resilix_limiter_queue_timeouts_total',
+    'Calls whose deadline passed while queued.',
+    (s) => s.timedOutInQueue,
+  );
 
   new Gauge({
     name: 'resilix_breaker_state',

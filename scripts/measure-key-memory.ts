@@ -70,8 +70,15 @@ interface Config {
 }
 
 const CONFIGS: Config[] = [
-  { name: 'registry entry only (one shared executor)', make: (clock) => bulkhead({ maxConcurrent: 8, clock }), shared: true },
-  { name: 'pipeline(bulkhead(), timeout())', make: (clock) => pipeline(bulkhead({ maxConcurrent: 8, clock }), timeout({ timeoutMs: Infinity, clock })) },
+  {
+    name: 'registry entry only (one shared executor)',
+    make: (clock) => bulkhead({ maxConcurrent: 8, clock }),
+    shared: true,
+  },
+  {
+    name: 'pipeline(bulkhead(), timeout())',
+    make: (clock) => pipeline(bulkhead({ maxConcurrent: 8, clock }), timeout({ timeoutMs: Infinity, clock })),
+  },
   { name: 'pipeline(breaker())', make: (clock) => pipeline(breaker({ clock })) },
   { name: 'pipeline(limiter())', make: (clock) => pipeline(limiter({ clock })) },
   { name: 'pipeline(breaker(), limiter())', make: (clock) => pipeline(breaker({ clock }), limiter({ clock })) },

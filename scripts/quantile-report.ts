@@ -11,20 +11,8 @@
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
 import type { QuantileEstimator } from '../src/stats';
-import {
-  Ewma,
-  MedianFilter,
-  P2Quantile,
-  RollingCorrelation,
-  SortedRing,
-  WindowQuantile,
-} from '../src/stats';
-import {
-  DISTRIBUTIONS,
-  exactQuantile,
-  lognormalMs,
-  mulberry32,
-} from '../test/stats/support/latency-samples';
+import { Ewma, MedianFilter, P2Quantile, RollingCorrelation, SortedRing, WindowQuantile } from '../src/stats';
+import { DISTRIBUTIONS, exactQuantile, lognormalMs, mulberry32 } from '../test/stats/support/latency-samples';
 
 /** p90: Envoy's and Uber's default, independently (spec 6). */
 export const REPORT_QUANTILE = 0.9;
@@ -74,12 +62,7 @@ export function cellSeed(distributionIndex: number, windowSize: number): number 
 /** Draws per distribution for its population p90 (one long window of the same shape). */
 const POPULATION_DRAWS = 200_000;
 
-function summarise(
-  distribution: string,
-  windowSize: number,
-  estimator: string,
-  errors: Float64Array
-): AccuracyCell {
+function summarise(distribution: string, windowSize: number, estimator: string, errors: Float64Array): AccuracyCell {
   const sorted = errors.sort();
   return {
     distribution,
@@ -100,7 +83,7 @@ export function measureAccuracy(windowsPerCell: number = WINDOWS_PER_CELL): Accu
   DISTRIBUTIONS.forEach((distribution, distributionIndex) => {
     const population = exactQuantile(
       distribution.window(mulberry32(cellSeed(distributionIndex, 0)), POPULATION_DRAWS),
-      REPORT_QUANTILE
+      REPORT_QUANTILE,
     );
     for (const windowSize of WINDOW_SIZES) {
       const random = mulberry32(cellSeed(distributionIndex, windowSize));
@@ -113,15 +96,12 @@ export function measureAccuracy(windowsPerCell: number = WINDOWS_PER_CELL): Accu
         estimators.forEach(({ instance }, estimatorIndex) => {
           instance.reset();
           for (const latencyMs of latenciesMs) instance.add(latencyMs);
-          (errors[estimatorIndex] as Float64Array)[window] =
-            Math.abs(instance.value() - exact) / exact;
+          (errors[estimatorIndex] as Float64Array)[window] = Math.abs(instance.value() - exact) / exact;
         });
       }
       cells.push(summarise(distribution.name, windowSize, WINDOW_NOISE, noise));
       estimators.forEach(({ name }, estimatorIndex) => {
-        cells.push(
-          summarise(distribution.name, windowSize, name, errors[estimatorIndex] as Float64Array)
-        );
+        cells.push(summarise(distribution.name, windowSize, name, errors[estimatorIndex] as Float64Array));
       });
     }
   });
@@ -235,8 +215,7 @@ export function measureAddCost(windowSize: number): CostRow[] {
   const random = mulberry32(0xc057);
   const windows = Array.from({ length: COST_WINDOWS }, () => {
     const latenciesMs = new Float64Array(windowSize);
-    for (let index = 0; index < windowSize; index++)
-      latenciesMs[index] = lognormalMs(random, 10, 1.2);
+    for (let index = 0; index < windowSize; index++) latenciesMs[index] = lognormalMs(random, 10, 1.2);
     return latenciesMs;
   });
   const adds = windows.length * windowSize;
@@ -272,15 +251,13 @@ export function measureAddCost(windowSize: number): CostRow[] {
     {
       subject: 'MedianFilter(3)',
       nanosecondsPerAdd: time(() => {
-        for (const latenciesMs of windows)
-          for (const latencyMs of latenciesMs) sink += median.add(latencyMs);
+        for (const latenciesMs of windows) for (const latencyMs of latenciesMs) sink += median.add(latencyMs);
       }),
     },
     {
       subject: 'Ewma',
       nanosecondsPerAdd: time(() => {
-        for (const latenciesMs of windows)
-          for (const latencyMs of latenciesMs) sink += ewma.add(latencyMs);
+        for (const latenciesMs of windows) for (const latencyMs of latenciesMs) sink += ewma.add(latencyMs);
       }),
     },
     {
@@ -290,7 +267,7 @@ export function measureAddCost(windowSize: number): CostRow[] {
           for (const latencyMs of latenciesMs) correlation.add(latencyMs, latencyMs * 0.5);
         }
       }),
-    }
+    },
   );
   if (Number.isNaN(sink)) throw new Error('unreachable: keeps the loops observable');
   return rows;
@@ -336,10 +313,7 @@ const percent = (fraction: number): string => `${(fraction * 100).toFixed(1)}%`;
 function accuracyTable(cells: readonly AccuracyCell[]): string {
   const columns = [WINDOW_NOISE, ...ESTIMATORS.map((spec) => spec.name)];
   const header = ['distribution', 'n', ...columns];
-  const lines = [
-    `| ${header.join(' | ')} |`,
-    `|${header.map((_, index) => (index < 2 ? '---' : '---:')).join('|')}|`,
-  ];
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, index) => (index < 2 ? '---' : '---:')).join('|')}|`];
   for (const distribution of DISTRIBUTIONS) {
     for (const windowSize of WINDOW_SIZES) {
       const row = columns.map((column) => {
@@ -347,7 +321,7 @@ function accuracyTable(cells: readonly AccuracyCell[]): string {
           (candidate) =>
             candidate.distribution === distribution.name &&
             candidate.windowSize === windowSize &&
-            candidate.estimator === column
+            candidate.estimator === column,
         );
         if (cell === undefined) return 'n/a';
         return `${percent(cell.medianRelativeError)} / ${percent(cell.p95RelativeError)}`;
@@ -378,13 +352,9 @@ export function formatQuantileReport(data: QuantileReportData): string {
   const legend = DISTRIBUTIONS.map((d) => `- **${d.name}**: ${d.description}`).join('\n');
   const memoryLines = data.memory.map(
     (row) =>
-      `| ${row.estimator} | ${row.payloadBytes} | ${
-        Number.isNaN(row.heapBytes) ? 'n/a' : Math.round(row.heapBytes)
-      } |`
+      `| ${row.estimator} | ${row.payloadBytes} | ${Number.isNaN(row.heapBytes) ? 'n/a' : Math.round(row.heapBytes)} |`,
   );
-  const costLines = data.cost.map(
-    (row) => `| ${row.subject} | ${row.nanosecondsPerAdd.toFixed(1)} |`
-  );
+  const costLines = data.cost.map((row) => `| ${row.subject} | ${row.nanosecondsPerAdd.toFixed(1)} |`);
   return `# Quantile estimators: measured
 
 <!-- Generated by scripts/quantile-report.ts. Do not edit by hand. -->
@@ -403,7 +373,7 @@ interpolation). Cells show the **median / p95 of |estimate - exact| / exact** ov
 
 The column **${WINDOW_NOISE}** is not an estimator: it is how far each window's exact p90 lies
 from the p90 of the distribution itself (from ${POPULATION_DRAWS.toLocaleString(
-    'en-US'
+    'en-US',
   )} draws). It is the noise a window of n
 calls carries before any estimator touches it; an estimator error well below it is harmless.
 

@@ -24,5 +24,6 @@ console.log(
     `armed timers ${result.pendingTimers}, bad settles ${result.badSettles}; heap MB start ${result.heapMB.start}, ` +
     `warm ${result.heapMB.warm}, end ${result.heapMB.end} (growth ${growth.toFixed(1)})`,
 );
-const ok = result.leakedPermits === 0 && result.pendingTimers === 0 && result.badSettles === 0 && growth <= MAX_HEAP_GROWTH_MB;
+const ok =
+  result.leakedPermits === 0 && result.pendingTimers === 0 && result.badSettles === 0 && growth <= MAX_HEAP_GROWTH_MB;
 process.exit(ok ? 0 : 1);

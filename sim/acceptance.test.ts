@@ -26,7 +26,8 @@ describe('acceptance scenarios (spec §10, issue 7)', () => {
     if (known !== undefined) {
       // Expected to fail until the library problem named in known-failures.ts is fixed; it.fails
       // turns red the day it passes, so the entry cannot outlive the fix.
-      it.fails(`${scenario.name}: ${scenario.title} [known library problem: ${known.problem}]`, () => runAndCheck(scenario));
+      it.fails(`${scenario.name}: ${scenario.title} [known library problem: ${known.problem}]`, () =>
+        runAndCheck(scenario));
     } else {
       it(`${scenario.name}: ${scenario.title}`, () => runAndCheck(scenario));
     }

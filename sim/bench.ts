@@ -14,7 +14,11 @@ import { FixedLimit } from './models/fixed-limit';
 import { PoissonArrivals } from './models/load';
 import { World } from './models/world';
 
-async function measure(label: string, perSecond: number, make: (world: { clock: World['simulator'] }) => LimiterLike): Promise<void> {
+async function measure(
+  label: string,
+  perSecond: number,
+  make: (world: { clock: World['simulator'] }) => LimiterLike,
+): Promise<void> {
   const world = new World({
     seed: 1,
     phases: [{ name: 'run', startMs: 0, endMs: 200_000 }],
@@ -22,7 +26,14 @@ async function measure(label: string, perSecond: number, make: (world: { clock: 
     upstream: { servers: 50, service: lognormal(20, 0.3) },
     clients: (tools) => [{ limiter: make({ clock: tools.clock }) }],
   });
-  new PoissonArrivals(world.simulator, world.loadRandom(0), world.clients, 0, [{ atMs: 0, perSecond }], world.endMs).start();
+  new PoissonArrivals(
+    world.simulator,
+    world.loadRandom(0),
+    world.clients,
+    0,
+    [{ atMs: 0, perSecond }],
+    world.endMs,
+  ).start();
   const cpu = process.cpuUsage();
   await world.run();
   const used = process.cpuUsage(cpu);
@@ -39,4 +50,6 @@ await measure('warm-up', 2000, () => new FixedLimit(100));
 await measure('engine + fixed stand-in, 95% load', 2300, () => new FixedLimit(100));
 await measure('engine + fixed stand-in, 8x overload', 20_000, () => new FixedLimit(100));
 await measure('engine + real limiter (vegas), 95% load', 2300, ({ clock }) => limiter({ clock, random: () => 0.5 }));
-await measure('engine + real limiter (vegas), 8x overload', 20_000, ({ clock }) => limiter({ clock, random: () => 0.5 }));
+await measure('engine + real limiter (vegas), 8x overload', 20_000, ({ clock }) =>
+  limiter({ clock, random: () => 0.5 }),
+);

@@ -170,7 +170,11 @@ describe('the upstream model', () => {
   it('answers 429 at once past its queue bound, which moves with its capacity', () => {
     const sim = new Simulator();
     const sink = new Sink(sim);
-    const upstream = new Upstream(sim, new Random(1), sink, { servers: 2, service: constant(10), overloadQueuePerServer: 1 });
+    const upstream = new Upstream(sim, new Random(1), sink, {
+      servers: 2,
+      service: constant(10),
+      overloadQueuePerServer: 1,
+    });
     for (let id = 0; id < 5; id++) upstream.request(id);
     sim.run(100);
     expect(sink.answers.filter(([, a]) => a === 1).map(([id, , at]) => `${id}@${at}`)).toEqual(['4@1']);
@@ -179,7 +183,11 @@ describe('the upstream model', () => {
   it('streams: first byte after the service time, the end after the body, holding its server throughout', () => {
     const sim = new Simulator();
     const sink = new Sink(sim);
-    const upstream = new Upstream(sim, new Random(1), sink, { servers: 1, service: constant(280), streamBody: constant(45_000) });
+    const upstream = new Upstream(sim, new Random(1), sink, {
+      servers: 1,
+      service: constant(280),
+      streamBody: constant(45_000),
+    });
     upstream.request(0);
     upstream.request(1);
     sim.run(100_000);
@@ -193,7 +201,7 @@ describe('the upstream model', () => {
     ]);
   });
 
-  it('obeys Little\'s law: mean in-flight = arrival rate x mean latency (M/M/4 at 50% load, within 2%)', async () => {
+  it("obeys Little's law: mean in-flight = arrival rate x mean latency (M/M/4 at 50% load, within 2%)", async () => {
     const world = new World({
       seed: 3,
       phases: [{ name: 'run', startMs: 0, endMs: 600_000 }],
@@ -201,7 +209,14 @@ describe('the upstream model', () => {
       upstream: { servers: 4, service: exponential(20) },
       clients: () => [{}],
     });
-    new PoissonArrivals(world.simulator, world.loadRandom(0), world.clients, 0, [{ atMs: 0, perSecond: 100 }], world.endMs).start();
+    new PoissonArrivals(
+      world.simulator,
+      world.loadRandom(0),
+      world.clients,
+      0,
+      [{ atMs: 0, perSecond: 100 }],
+      world.endMs,
+    ).start();
     await world.run();
     const p = world.recorder.summarize()[0]!;
     expect(Math.abs(p.arrivals / 60_000 - 1)).toBeLessThan(0.01);

@@ -25,7 +25,8 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
       '(12.4-13.2), holding growth for a window after growing (12.23, breaks streaming), a latency-trend guard (12.31).',
   },
   'streaming-mark': {
-    problem: "negative control: without mark() the covariance reset (adr/0033) correctly sees a healthy upstream, so the limit does not clamp",
+    problem:
+      'negative control: without mark() the covariance reset (adr/0033) correctly sees a healthy upstream, so the limit does not clamp',
     measured:
       'marked: shed 0%, TTFT p99 520 ms (pass). Unmarked: mean limit 22.2 vs <= 8 (seed 0x5eed0004; 43 before adr/0036). With ' +
       'stream lengths lognormal(45 s, sigma 0.6) the no-mark latency does rise as the limiter queues, and vegas sheds, but ' +

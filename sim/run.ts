@@ -55,7 +55,9 @@ function installTrace(everyMs: number): void {
     for (let t = everyMs; t <= this.endMs; t += everyMs) {
       if (usesPromises) await this.simulator.runAsync(t);
       else this.simulator.run(t);
-      const limiter = this.clients.clientOptions[0]?.limiter as { snapshot?: () => Record<string, unknown> } | undefined;
+      const limiter = this.clients.clientOptions[0]?.limiter as
+        | { snapshot?: () => Record<string, unknown> }
+        | undefined;
       const s = limiter?.snapshot?.() ?? {};
       const change = s.lastChange as { reason?: string } | undefined;
       console.log(
@@ -132,7 +134,7 @@ async function main(): Promise<void> {
     console.log(
       `[${String(index + 1).padStart(width)}/${selected.length}] ${result.name.padEnd(28)} seed ${result.seed}  ` +
         `${(result.calls / 1e6).toFixed(2).padStart(5)}M calls  ${(wallMs / 1000).toFixed(2).padStart(5)} s  ` +
-        `${((result.calls / cpuMs) * 1000 / 1e6).toFixed(2)}M calls/cpu-s  ${failed === 0 ? 'pass' : `FAIL (${failed}/${result.criteria.length})`}`,
+        `${(((result.calls / cpuMs) * 1000) / 1e6).toFixed(2)}M calls/cpu-s  ${failed === 0 ? 'pass' : `FAIL (${failed}/${result.criteria.length})`}`,
     );
   }
 
@@ -142,12 +144,15 @@ async function main(): Promise<void> {
   }
   const speedLine =
     `${(totalCalls / 1e6).toFixed(2)}M simulated calls in ${(totalCpuMs / 1000).toFixed(1)} s of CPU ` +
-    `(${(totalMs / 1000).toFixed(1)} s wall): ${((totalCalls / totalCpuMs) * 1000 / 1e6).toFixed(2)}M calls per CPU-second overall`;
+    `(${(totalMs / 1000).toFixed(1)} s wall): ${(((totalCalls / totalCpuMs) * 1000) / 1e6).toFixed(2)}M calls per CPU-second overall`;
   console.log('\n' + speedLine);
 
   mkdirSync(reportsDir, { recursive: true });
   writeFileSync(join(reportsDir, 'results-full.json'), JSON.stringify(results) + '\n');
-  writeFileSync(join(reportsDir, 'speed.json'), JSON.stringify({ totalCalls, totalMs, totalCpuMs, speed }, null, 2) + '\n');
+  writeFileSync(
+    join(reportsDir, 'speed.json'),
+    JSON.stringify({ totalCalls, totalMs, totalCpuMs, speed }, null, 2) + '\n',
+  );
   if (fullSuite) {
     mkdirSync(docsDir, { recursive: true });
     writeFileSync(join(docsDir, 'results.json'), JSON.stringify(results.map(summary), null, 2) + '\n');
@@ -182,9 +187,17 @@ async function main(): Promise<void> {
     gated(r) ? r.passed === (KNOWN_LIBRARY_FAILURES[r.name] !== undefined) : invariantBroken(r),
   );
   const known = results.filter((r) => gated(r) && !r.passed && KNOWN_LIBRARY_FAILURES[r.name] !== undefined);
-  if (known.length > 0) console.log(`\nknown library problems (sim/known-failures.ts): ${known.map((r) => r.name).join(', ')}`);
+  if (known.length > 0)
+    console.log(`\nknown library problems (sim/known-failures.ts): ${known.map((r) => r.name).join(', ')}`);
   if (unexpected.length > 0) {
-    console.log('\n' + unexpected.map((r) => (r.passed ? `scenario ${r.name} passes: remove it from sim/known-failures.ts` : describeFailure(r))).join('\n'));
+    console.log(
+      '\n' +
+        unexpected
+          .map((r) =>
+            r.passed ? `scenario ${r.name} passes: remove it from sim/known-failures.ts` : describeFailure(r),
+          )
+          .join('\n'),
+    );
     process.exitCode = 1;
   }
 }

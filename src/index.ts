@@ -15,8 +15,19 @@ export { pipeline, Pipeline, type PipelineOptions, type PipelineSnapshot } from 
 export { timeout, TimeoutPolicy, type TimeoutOptions, type TimeoutSnapshot } from './timeout/timeout';
 export { bulkhead, Bulkhead, type BulkheadOptions, type BulkheadSnapshot } from './bulkhead/bulkhead';
 export * from './breaker/index';
-export { KeyRegistry, type KeyRegistryOptions, type KeyRegistrySnapshot, type KeyEvictionEvent } from './registry/key-registry';
+export {
+  KeyRegistry,
+  type KeyRegistryOptions,
+  type KeyRegistrySnapshot,
+  type KeyEvictionEvent,
+} from './registry/key-registry';
 export { originKey } from './registry/origin-key';
 export { TooManyKeysError, isTooManyKeysError, type TooManyKeysErrorOptions } from './registry/too-many-keys-error';
-export { resilientFetch, type FetchFunction, type KeyedExecutor, type RequestKey, type ResilientFetchOptions } from './fetch/fetch';
+export {
+  resilientFetch,
+  type FetchFunction,
+  type KeyedExecutor,
+  type RequestKey,
+  type ResilientFetchOptions,
+} from './fetch/fetch';
 export * from './limiter/index';

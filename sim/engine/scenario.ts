@@ -55,7 +55,9 @@ export function describeFailure(result: ScenarioResult): string {
   const failed = result.criteria.filter((c) => !c.pass);
   const lines = [
     `scenario ${result.name} FAILED with seed ${result.seed}`,
-    ...failed.map((c) => `  ${c.name}: measured ${fmt(c.measured)}${c.unit ? ' ' + c.unit : ''}, criterion ${c.criterion}`),
+    ...failed.map(
+      (c) => `  ${c.name}: measured ${fmt(c.measured)}${c.unit ? ' ' + c.unit : ''}, criterion ${c.criterion}`,
+    ),
     `  replay: npx tsx sim/run.ts ${result.name} --seed ${result.seed}`,
   ];
   return lines.join('\n');

@@ -1,7 +1,12 @@
 import type { CallContext, Executor } from '../../src/core/call';
 import type { Observation } from '../../src/core/observation';
 import type { Permit } from '../../src/core/ports';
-import { isBrokenCircuitError, isBulkheadFullError, isLimitExceededError, isTimeoutError } from '../../src/errors/index';
+import {
+  isBrokenCircuitError,
+  isBulkheadFullError,
+  isLimitExceededError,
+  isTimeoutError,
+} from '../../src/errors/index';
 import type { Recorder } from '../engine/metrics';
 import type { Random } from '../engine/random';
 import type { EventHandler, Simulator } from '../engine/simulator';
@@ -95,7 +100,10 @@ class ExecuteCall {
   };
 
   readonly onResult = (response: { status: number }): void => {
-    this.clients.recordAnswer(this, response.status === 200 ? ANSWER_OK : response.status === 429 ? ANSWER_OVERLOAD : ANSWER_FAILURE);
+    this.clients.recordAnswer(
+      this,
+      response.status === 200 ? ANSWER_OK : response.status === 429 ? ANSWER_OVERLOAD : ANSWER_FAILURE,
+    );
   };
 
   readonly onError = (error: unknown): void => {
@@ -185,9 +193,7 @@ export class Clients implements UpstreamSink {
     const options = this.clientOptions[client]!;
     if (options.executor !== undefined) {
       const call = new ExecuteCall(this, client, tag, attempt, this.simulator.now());
-      options.executor
-        .execute(call.run, { timeoutMs: options.timeoutMs, attempt })
-        .then(call.onResult, call.onError);
+      options.executor.execute(call.run, { timeoutMs: options.timeoutMs, attempt }).then(call.onResult, call.onError);
       return;
     }
     let permit: Permit | undefined;
@@ -303,7 +309,14 @@ export class Clients implements UpstreamSink {
     this.afterFailure(call.client, call.tag, call.attempt);
   }
 
-  private recordOutcome(client: number, tag: number, attempt: number, issuedAt: number, firstByteAt: number, answer: Answer): void {
+  private recordOutcome(
+    client: number,
+    tag: number,
+    attempt: number,
+    issuedAt: number,
+    firstByteAt: number,
+    answer: Answer,
+  ): void {
     const recorder = this.recorder;
     if (answer === ANSWER_OK) {
       const end = firstByteAt === firstByteAt ? firstByteAt : this.simulator.now();

@@ -14,7 +14,10 @@ function byName(results: readonly ScenarioResult[], name: string): ScenarioResul
 }
 
 function runsOf(result: ScenarioResult, mainLabel: string): PlotRun[] {
-  return [{ label: mainLabel, series: result.series }, ...result.comparisons.map((c) => ({ label: c.label, series: c.series }))];
+  return [
+    { label: mainLabel, series: result.series },
+    ...result.comparisons.map((c) => ({ label: c.label, series: c.series })),
+  ];
 }
 
 /** The figures the docs show, from whichever results are present. */

@@ -10,8 +10,10 @@ function headline(result: ScenarioResult): string {
   const f = result.figures;
   const base = matrixKey(result.name)!.base;
   if (base.startsWith('convergence')) return `limit ${fmt(f.settledLimit!)} vs ${fmt(f.capacity!)}`;
-  if (base === 'capacity-halves') return `${fmt(f.fullLimit!)} / ${fmt(f.halvedLimit!)} / ${fmt(f.restoredLimit!)} vs 50/25/50`;
-  if (base === 'latency-cliff') return `p99 ${fmt(f.adaptiveCliffP99Ms!)} ms, goodput ${fmt(f.adaptiveCliffGoodput!)}/s`;
+  if (base === 'capacity-halves')
+    return `${fmt(f.fullLimit!)} / ${fmt(f.halvedLimit!)} / ${fmt(f.restoredLimit!)} vs 50/25/50`;
+  if (base === 'latency-cliff')
+    return `p99 ${fmt(f.adaptiveCliffP99Ms!)} ms, goodput ${fmt(f.adaptiveCliffGoodput!)}/s`;
   if (base === 'baseline-shift') return `limit ${fmt(f.beforeLimit!)} -> ${fmt(f.afterLimit!)} vs 50`;
   return '';
 }
@@ -38,5 +40,9 @@ export function matrixTable(results: readonly ScenarioResult[]): string {
 
 export function matrixMarkdown(results: readonly ScenarioResult[]): string {
   const rows = rowsOf(results);
-  return [`| scenario | ${ALGORITHMS.join(' | ')} |`, `|---|${ALGORITHMS.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  return [
+    `| scenario | ${ALGORITHMS.join(' | ')} |`,
+    `|---|${ALGORITHMS.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
 }

@@ -86,7 +86,12 @@ export function timeSeriesSpec(options: PlotOptions): TopLevelSpec {
     const rows: { t: number; v: number; line: string }[] = [];
     for (const run of options.runs) {
       for (const measure of measures) {
-        const line = options.runs.length > 1 ? (measures.length > 1 ? `${run.label} ${LABELS[measure]}` : run.label) : LABELS[measure];
+        const line =
+          options.runs.length > 1
+            ? measures.length > 1
+              ? `${run.label} ${LABELS[measure]}`
+              : run.label
+            : LABELS[measure];
         for (const p of downsample(run.series, measure, points)) rows.push({ t: p.t, v: p.v, line });
       }
     }
@@ -97,7 +102,11 @@ export function timeSeriesSpec(options: PlotOptions): TopLevelSpec {
         data: { values: logScale ? rows.filter((r) => r.v > 0) : rows },
         mark: { type: 'line', strokeWidth: 1.4, interpolate: 'step-after' },
         encoding: {
-          x: { field: 't', type: 'quantitative', title: index === options.panels.length - 1 ? 'virtual time (s)' : null },
+          x: {
+            field: 't',
+            type: 'quantitative',
+            title: index === options.panels.length - 1 ? 'virtual time (s)' : null,
+          },
           y: {
             field: 'v',
             type: 'quantitative',

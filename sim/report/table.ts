@@ -14,7 +14,14 @@ export function criteriaTable(results: readonly ScenarioResult[]): string {
   const rows: string[][] = [];
   for (const r of results) {
     for (const c of r.criteria) {
-      rows.push([r.name, r.seed, c.name, fmt(c.measured) + (c.unit ? ' ' + c.unit : ''), c.criterion, c.pass ? 'pass' : 'FAIL']);
+      rows.push([
+        r.name,
+        r.seed,
+        c.name,
+        fmt(c.measured) + (c.unit ? ' ' + c.unit : ''),
+        c.criterion,
+        c.pass ? 'pass' : 'FAIL',
+      ]);
     }
   }
   return formatTable(['scenario', 'seed', 'criterion', 'measured', 'bound', ''], rows);

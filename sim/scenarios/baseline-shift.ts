@@ -35,7 +35,14 @@ export function baselineShift(algorithm: Algorithm, seed = 0x5eed0008): Scenario
       });
       world.simulator.at(phases[1]!.startMs, () => world.upstream.setServiceScale(3));
       const throughput = (capacity / SERVICE.meanMs) * 1000;
-      new PoissonArrivals(world.simulator, world.loadRandom(0), world.clients, 0, [{ atMs: 0, perSecond: 1.5 * throughput }], world.endMs).start();
+      new PoissonArrivals(
+        world.simulator,
+        world.loadRandom(0),
+        world.clients,
+        0,
+        [{ atMs: 0, perSecond: 1.5 * throughput }],
+        world.endMs,
+      ).start();
       await world.run();
 
       const s = world.recorder.series;
@@ -47,7 +54,12 @@ export function baselineShift(algorithm: Algorithm, seed = 0x5eed0008): Scenario
       const returnedAfterMs = settleTime(s.limit, s, after.startMs, after.endMs, 0.8 * capacity, 1.2 * capacity);
       const criteria = [
         within(`limit before the shift vs capacity ${capacity}`, beforeSettled.mean, 0.8 * capacity, 1.2 * capacity),
-        within(`limit after the 3x shift vs capacity ${capacity} (mean of last 25%)`, afterSettled.mean, 0.8 * capacity, 1.2 * capacity),
+        within(
+          `limit after the 3x shift vs capacity ${capacity} (mean of last 25%)`,
+          afterSettled.mean,
+          0.8 * capacity,
+          1.2 * capacity,
+        ),
         holds('returned to capacity ±20% within the phase and stayed', Number.isFinite(returnedAfterMs)),
       ];
       return resultOf(world, { name, title, algorithm }, runSeed, criteria, {

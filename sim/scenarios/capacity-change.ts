@@ -36,11 +36,19 @@ export function capacityHalves(algorithm: Algorithm, seed = 0x5eed0002): Scenari
       world.simulator.at(phases[1]!.startMs, () => world.upstream.setServers(half));
       world.simulator.at(phases[2]!.startMs, () => world.upstream.setServers(full));
       const throughput = (full / SERVICE.meanMs) * 1000;
-      new PoissonArrivals(world.simulator, world.loadRandom(0), world.clients, 0, [{ atMs: 0, perSecond: OVERLOAD_FACTOR * throughput }], world.endMs).start();
+      new PoissonArrivals(
+        world.simulator,
+        world.loadRandom(0),
+        world.clients,
+        0,
+        [{ atMs: 0, perSecond: OVERLOAD_FACTOR * throughput }],
+        world.endMs,
+      ).start();
       await world.run();
 
       const s = world.recorder.series;
-      const settledIn = (p: (typeof phases)[number]) => stats(s.limit, s, p.startMs + 0.75 * (p.endMs - p.startMs), p.endMs);
+      const settledIn = (p: (typeof phases)[number]) =>
+        stats(s.limit, s, p.startMs + 0.75 * (p.endMs - p.startMs), p.endMs);
       const fullSettled = settledIn(phases[0]!);
       const halvedSettled = settledIn(phases[1]!);
       const restoredSettled = settledIn(phases[2]!);

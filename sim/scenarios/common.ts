@@ -40,7 +40,12 @@ function range(series: Series, fromMs: number, toMs: number): [number, number] {
 }
 
 /** Summary of a series measure over (fromMs, toMs]: mean, min, max, last. */
-export function stats(values: readonly number[], series: Series, fromMs: number, toMs: number): { mean: number; min: number; max: number; last: number } {
+export function stats(
+  values: readonly number[],
+  series: Series,
+  fromMs: number,
+  toMs: number,
+): { mean: number; min: number; max: number; last: number } {
   const [start, end] = range(series, fromMs, toMs);
   let sum = 0;
   let min = Infinity;
@@ -61,7 +66,14 @@ export function stats(values: readonly number[], series: Series, fromMs: number,
  * Time from `fromMs` until the measure entered [low, high] for good (stayed inside until `toMs`),
  * in ms; NaN if it never settled there.
  */
-export function settleTime(values: readonly number[], series: Series, fromMs: number, toMs: number, low: number, high: number): number {
+export function settleTime(
+  values: readonly number[],
+  series: Series,
+  fromMs: number,
+  toMs: number,
+  low: number,
+  high: number,
+): number {
   const [start, end] = range(series, fromMs, toMs);
   let lastOutside = -1;
   for (let i = start; i < end; i++) {
@@ -75,7 +87,13 @@ export function settleTime(values: readonly number[], series: Series, fromMs: nu
 }
 
 /** The first time at or after `fromMs` when the measure satisfied `test`, in ms after `fromMs`; NaN if never. */
-export function firstTime(values: readonly number[], series: Series, fromMs: number, toMs: number, test: (v: number) => boolean): number {
+export function firstTime(
+  values: readonly number[],
+  series: Series,
+  fromMs: number,
+  toMs: number,
+  test: (v: number) => boolean,
+): number {
   const [start, end] = range(series, fromMs, toMs);
   for (let i = start; i < end; i++) if (test(values[i]!)) return series.tMs[i]! - fromMs;
   return NaN;
@@ -128,6 +146,10 @@ export function resultOf(
     events: world.simulator.eventsFired,
     simulatedMs: world.endMs,
     passed: passed(criteria),
-    comparisons: comparisons.map((c) => ({ label: c.label, phases: c.world.recorder.summarize(), series: c.world.recorder.series })),
+    comparisons: comparisons.map((c) => ({
+      label: c.label,
+      phases: c.world.recorder.summarize(),
+      series: c.world.recorder.series,
+    })),
   };
 }

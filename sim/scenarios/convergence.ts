@@ -46,7 +46,14 @@ export function convergence(capacity: number, algorithm: Algorithm, seed = 0x5ee
         clients: (tools) => [{ limiter: simLimiter(tools, 0, { algorithm }) }],
       });
       const throughput = (capacity / SERVICE.meanMs) * 1000;
-      new PoissonArrivals(world.simulator, world.loadRandom(0), world.clients, 0, [{ atMs: 0, perSecond: OVERLOAD_FACTOR * throughput }], world.endMs).start();
+      new PoissonArrivals(
+        world.simulator,
+        world.loadRandom(0),
+        world.clients,
+        0,
+        [{ atMs: 0, perSecond: OVERLOAD_FACTOR * throughput }],
+        world.endMs,
+      ).start();
       await world.run();
 
       const series = world.recorder.series;
@@ -56,7 +63,12 @@ export function convergence(capacity: number, algorithm: Algorithm, seed = 0x5ee
       const swing = Math.max(settled.max / settled.mean - 1, 1 - settled.min / settled.mean);
       const convergedAfterMs = settleTime(series.limit, series, 0, endMs, 0.8 * capacity, 1.2 * capacity);
       const criteria = [
-        within(`settled limit (mean of last 25%) vs capacity ${capacity}`, settled.mean, 0.8 * capacity, 1.2 * capacity),
+        within(
+          `settled limit (mean of last 25%) vs capacity ${capacity}`,
+          settled.mean,
+          0.8 * capacity,
+          1.2 * capacity,
+        ),
         atMost('oscillation around the settled mean (max |dev| / mean)', swing, 0.2),
       ];
       return resultOf(world, { name, title, algorithm }, runSeed, criteria, {

@@ -39,7 +39,14 @@ function cliffWorld(seed: number, limiterOptions: Parameters<typeof simLimiter>[
   });
   world.simulator.at(phases[1]!.startMs, () => world.upstream.setServiceScale(CLIFF_SCALE));
   world.simulator.at(phases[2]!.startMs, () => world.upstream.setServiceScale(1));
-  new PoissonArrivals(world.simulator, world.loadRandom(0), world.clients, 0, [{ atMs: 0, perSecond: CLIFF_RATE }], world.endMs).start();
+  new PoissonArrivals(
+    world.simulator,
+    world.loadRandom(0),
+    world.clients,
+    0,
+    [{ atMs: 0, perSecond: CLIFF_RATE }],
+    world.endMs,
+  ).start();
   return world;
 }
 
@@ -68,10 +75,15 @@ export function latencyCliff(algorithm: Algorithm, seed = 0x5eed0006): Scenario 
       const duringCliff = stats(s.limit, s, cliff.startMs, cliff.endMs);
       const after = stats(s.limit, s, recovered.endMs - 5_000, recovered.endMs).mean;
       const cliffThroughput = (CLIFF_SERVERS / (CLIFF_SERVICE.meanMs * CLIFF_SCALE)) * 1000;
-      const lateRecovery = stats(s.shedRate, s, recovered.startMs + (recovered.endMs - recovered.startMs) / 2, recovered.endMs).mean;
+      const lateRecovery = stats(
+        s.shedRate,
+        s,
+        recovered.startMs + (recovered.endMs - recovered.startMs) / 2,
+        recovered.endMs,
+      ).mean;
       const fixedCliff = phase(fixedPhases, 'cliff');
       const criteria = [
-        atLeast('fixed 200: served p99 during the cliff (the seed\'s explosion)', fixedCliff.latencyP99Ms, 1000, 'ms'),
+        atLeast("fixed 200: served p99 during the cliff (the seed's explosion)", fixedCliff.latencyP99Ms, 1000, 'ms'),
         atMost(`${algorithm}: served p99 during the cliff`, cliff.latencyP99Ms, 500, 'ms'),
         atLeast(`${algorithm}: cliff goodput / upstream cliff throughput`, cliff.goodputPerSec / cliffThroughput, 0.8),
         atMost(`${algorithm}: lowest limit in the cliff / limit before it`, duringCliff.min / before, 0.8),

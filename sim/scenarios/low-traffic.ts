@@ -43,7 +43,14 @@ export function lowTraffic(seed = 0x5eed0005): Scenario {
       });
       world.simulator.at(phases[1]!.startMs, () => world.upstream.setServiceScale(10));
       world.simulator.at(phases[2]!.startMs, () => world.upstream.setServiceScale(1));
-      new PoissonArrivals(world.simulator, world.loadRandom(0), world.clients, 0, [{ atMs: 0, perSecond: RATE_PER_MINUTE / 60 }], world.endMs).start();
+      new PoissonArrivals(
+        world.simulator,
+        world.loadRandom(0),
+        world.clients,
+        0,
+        [{ atMs: 0, perSecond: RATE_PER_MINUTE / 60 }],
+        world.endMs,
+      ).start();
       await world.run();
 
       const s = world.recorder.series;

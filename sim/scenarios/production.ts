@@ -67,14 +67,22 @@ export function productionCase(seed = 0x5eed0003): Scenario {
           });
           const l = simLimiter(tools, 0, {});
           l.onLimitChange((change) => {
-            if (change.at >= onset && change.to < change.from && firstShrinkAt !== firstShrinkAt) firstShrinkAt = change.at;
+            if (change.at >= onset && change.to < change.from && firstShrinkAt !== firstShrinkAt)
+              firstShrinkAt = change.at;
           });
           return [{ executor: pipeline(b, l), limiter: l }];
         },
       });
       for (const world of [alone, protectedWorld]) {
         world.simulator.at(onset, () => world.upstream.setServiceScale(SLOWDOWN));
-        new PoissonArrivals(world.simulator, world.loadRandom(0), world.clients, 0, [{ atMs: 0, perSecond: RATE }], world.endMs).start();
+        new PoissonArrivals(
+          world.simulator,
+          world.loadRandom(0),
+          world.clients,
+          0,
+          [{ atMs: 0, perSecond: RATE }],
+          world.endMs,
+        ).start();
         await world.run();
       }
 

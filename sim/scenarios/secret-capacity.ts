@@ -48,11 +48,25 @@ export function secretCapacity(algorithm: Algorithm, seed = 0x5eed0007): Scenari
         upstream: { servers: SECRET_CAPACITY, service: BASE, penaltyPerExtra: 1.5 },
         clients: (tools) => {
           const l = simLimiter(tools, 0, { algorithm, minLimit: 1, queueing: false });
-          return [{ executor: l, limiter: l, timeoutMs: algorithm === 'aimd' ? DEADLINE_MS : undefined, abortOnDeadline: false }];
+          return [
+            {
+              executor: l,
+              limiter: l,
+              timeoutMs: algorithm === 'aimd' ? DEADLINE_MS : undefined,
+              abortOnDeadline: false,
+            },
+          ];
         },
       });
       const rate = 2 * (SECRET_CAPACITY / BASE.meanMs) * 1000;
-      new PoissonArrivals(world.simulator, world.loadRandom(0), world.clients, 0, [{ atMs: 0, perSecond: rate }], world.endMs).start();
+      new PoissonArrivals(
+        world.simulator,
+        world.loadRandom(0),
+        world.clients,
+        0,
+        [{ atMs: 0, perSecond: rate }],
+        world.endMs,
+      ).start();
       await world.run();
 
       const s = world.recorder.series;

@@ -37,11 +37,19 @@ export function sharedUpstream(algorithm: Algorithm, seed = 0x5eed0009): Scenari
         phases,
         sampleEveryMs: 100,
         upstream: { servers: CAPACITY, service: SERVICE },
-        clients: (tools) => Array.from({ length: CLIENTS }, (_, i) => ({ limiter: simLimiter(tools, i, { algorithm }) })),
+        clients: (tools) =>
+          Array.from({ length: CLIENTS }, (_, i) => ({ limiter: simLimiter(tools, i, { algorithm }) })),
       });
       const throughput = (CAPACITY / SERVICE.meanMs) * 1000;
       for (let i = 0; i < CLIENTS; i++) {
-        new PoissonArrivals(world.simulator, world.loadRandom(i), world.clients, i, [{ atMs: 0, perSecond: (2 * throughput) / CLIENTS }], world.endMs).start();
+        new PoissonArrivals(
+          world.simulator,
+          world.loadRandom(i),
+          world.clients,
+          i,
+          [{ atMs: 0, perSecond: (2 * throughput) / CLIENTS }],
+          world.endMs,
+        ).start();
       }
       await world.run();
 

@@ -69,15 +69,29 @@ export function streaming(seed = 0x5eed0004): Scenario {
 
       const steadyMarked = phase(marked.recorder.summarize(), 'steady');
       const steadyUnmarked = phase(unmarked.recorder.summarize(), 'steady');
-      const markedLimit = stats(marked.recorder.series.limit, marked.recorder.series, steadyMarked.startMs, steadyMarked.endMs);
+      const markedLimit = stats(
+        marked.recorder.series.limit,
+        marked.recorder.series,
+        steadyMarked.startMs,
+        steadyMarked.endMs,
+      );
       const criteria = [
         atMost('marked: shed rate (steady)', steadyMarked.shedRate, 0.01),
-        atMost('marked: callers\' time to first token p99, queue wait included (steady)', steadyMarked.latencyP99Ms, 1000, 'ms'),
+        atMost(
+          "marked: callers' time to first token p99, queue wait included (steady)",
+          steadyMarked.latencyP99Ms,
+          1000,
+          'ms',
+        ),
         holds(
           'unmarked (negative control): mis-tunes, missing the marked bar (shed > 1% or TTFT p99 > 1 s)',
           steadyUnmarked.shedRate > 0.01 || steadyUnmarked.latencyP99Ms > 1000,
         ),
-        atMost('unmarked (negative control): mean limit (steady), clamps to <= 2 x minLimit', steadyUnmarked.limitMean, 2 * MIN_LIMIT),
+        atMost(
+          'unmarked (negative control): mean limit (steady), clamps to <= 2 x minLimit',
+          steadyUnmarked.limitMean,
+          2 * MIN_LIMIT,
+        ),
       ];
       return resultOf(
         marked,

@@ -57,7 +57,14 @@ export function tailTimeouts(seed = 0x5eed0011): Scenario {
         },
       });
       const rate = LOAD_SHARE * (CAPACITY / FAST.meanMs) * 1000;
-      new PoissonArrivals(world.simulator, world.loadRandom(0), world.clients, 0, [{ atMs: 0, perSecond: rate }], world.endMs).start();
+      new PoissonArrivals(
+        world.simulator,
+        world.loadRandom(0),
+        world.clients,
+        0,
+        [{ atMs: 0, perSecond: rate }],
+        world.endMs,
+      ).start();
       await world.run();
 
       const s = world.recorder.series;
@@ -72,7 +79,11 @@ export function tailTimeouts(seed = 0x5eed0011): Scenario {
       const turnedAway = (soak.shed + soak.queuedTimeouts) / soak.arrivals;
       const criteria = [
         atLeast('limit (mean of the soak) / limit (mean of the warm phase)', soakLimit.mean / warmLimit.mean, 0.8),
-        atLeast(`limit (lowest in the soak) vs offered concurrency ${offeredConcurrency.toFixed(1)}`, soakLimit.min, offeredConcurrency),
+        atLeast(
+          `limit (lowest in the soak) vs offered concurrency ${offeredConcurrency.toFixed(1)}`,
+          soakLimit.min,
+          offeredConcurrency,
+        ),
         lessThan('shed rate over the soak (refused + timed out queued)', turnedAway, 0.01),
       ];
       return resultOf(world, { name, title, algorithm: 'vegas' }, runSeed, criteria, {

@@ -8,7 +8,13 @@ import type { Policy } from '../core/policy';
 import type { BreakerPort, CallPlan } from '../core/ports';
 import { runCall } from '../core/run-call';
 import { BrokenCircuitError } from '../errors/broken-circuit-error';
-import { breakerOptionsObject, resolveBreakerConfig, wallClockOption, type BreakerConfig, type BreakerOptions } from './options';
+import {
+  breakerOptionsObject,
+  resolveBreakerConfig,
+  wallClockOption,
+  type BreakerConfig,
+  type BreakerOptions,
+} from './options';
 import { confidentlyReaches } from './low-traffic';
 import { parsePersistedState, type PersistedBreakerState } from './persistence';
 import { RollingWindow } from './rolling-window';
@@ -107,7 +113,14 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
     this.clock = resolveClock(o.clock, 'breaker');
     this.wallClock = wallClockOption(o.wallClock);
     const classify = functionOption<Classifier>('breaker', 'classify', o.classify);
-    this.plan = { clock: this.clock, breaker: this, limiter: undefined, bulkhead: undefined, timeout: undefined, classify };
+    this.plan = {
+      clock: this.clock,
+      breaker: this,
+      limiter: undefined,
+      bulkhead: undefined,
+      timeout: undefined,
+      classify,
+    };
     const now = this.clock.now();
     this.window = new RollingWindow(this.config.windowMs, this.config.buckets, now);
     this.windowOpenedAt = now;
@@ -387,7 +400,8 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
     this.current = to;
     this.epoch = (this.epoch + 1) & EPOCH_MASK;
     this.lastReason = reason;
-    const specific = to === 'open' ? this.opened : to === 'half-open' ? this.halfOpened : to === 'closed' ? this.closed : undefined;
+    const specific =
+      to === 'open' ? this.opened : to === 'half-open' ? this.halfOpened : to === 'closed' ? this.closed : undefined;
     // No listener, no event object: a breaker nobody watches allocates nothing here.
     if (this.stateChanges.size === 0 && (specific === undefined || specific.size === 0)) return;
     const event: BreakerStateChange = { from, to, reason, at: now };

@@ -130,14 +130,26 @@ const OWNER = 'breaker';
 export function resolveBreakerConfig(options: Partial<BreakerOptions>): BreakerConfig {
   const d = BREAKER_DEFAULTS;
   const o = options;
-  const failureRateThreshold = numberOption(OWNER, 'failureRateThreshold', o.failureRateThreshold, d.failureRateThreshold, {
-    above: 0,
-    max: 1,
-  });
-  const slowCallRateThreshold = numberOption(OWNER, 'slowCallRateThreshold', o.slowCallRateThreshold, d.slowCallRateThreshold, {
-    above: 0,
-    max: 1,
-  });
+  const failureRateThreshold = numberOption(
+    OWNER,
+    'failureRateThreshold',
+    o.failureRateThreshold,
+    d.failureRateThreshold,
+    {
+      above: 0,
+      max: 1,
+    },
+  );
+  const slowCallRateThreshold = numberOption(
+    OWNER,
+    'slowCallRateThreshold',
+    o.slowCallRateThreshold,
+    d.slowCallRateThreshold,
+    {
+      above: 0,
+      max: 1,
+    },
+  );
   const slowCallDurationMs = numberOption(OWNER, 'slowCallDurationMs', o.slowCallDurationMs, d.slowCallDurationMs, {
     above: 0,
     infinite: true,
@@ -160,10 +172,15 @@ export function resolveBreakerConfig(options: Partial<BreakerOptions>): BreakerC
     infinite: true,
   });
   const openMs = numberOption(OWNER, 'openMs', o.openMs, d.openMs, { min: 0 });
-  const backoffMultiplier = numberOption(OWNER, 'backoffMultiplier', o.backoffMultiplier, d.backoffMultiplier, { min: 1 });
+  const backoffMultiplier = numberOption(OWNER, 'backoffMultiplier', o.backoffMultiplier, d.backoffMultiplier, {
+    min: 1,
+  });
   const maxOpenMs = numberOption(OWNER, 'maxOpenMs', o.maxOpenMs, Math.max(d.maxOpenMs, openMs), { min: 0 });
   orderedOptions(OWNER, 'openMs', openMs, 'maxOpenMs', maxOpenMs);
-  const halfOpenProbes = numberOption(OWNER, 'halfOpenProbes', o.halfOpenProbes, d.halfOpenProbes, { min: 1, integer: true });
+  const halfOpenProbes = numberOption(OWNER, 'halfOpenProbes', o.halfOpenProbes, d.halfOpenProbes, {
+    min: 1,
+    integer: true,
+  });
   return Object.freeze({
     failureRateThreshold,
     slowCallRateThreshold,

@@ -35,7 +35,9 @@ const OWNER = 'breaker';
 /** Validates a saved state (it may come from storage anyone could have written). */
 export function parsePersistedState(value: unknown): PersistedBreakerState {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new TypeError(`resilix: breaker option "restore" must be an object from breaker.toJSON(); received ${describe(value)}`);
+    throw new TypeError(
+      `resilix: breaker option "restore" must be an object from breaker.toJSON(); received ${describe(value)}`,
+    );
   }
   const saved = value as Record<string, unknown>;
   if (saved.version !== 1) {
@@ -54,12 +56,16 @@ export function parsePersistedState(value: unknown): PersistedBreakerState {
   const consecutiveFailures = requireNumber(OWNER, 'restore.consecutiveFailures', saved.consecutiveFailures, count);
   const windowAgeMs = requireNumber(OWNER, 'restore.windowAgeMs', saved.windowAgeMs, duration);
   if (!Array.isArray(saved.buckets)) {
-    throw new TypeError(`resilix: breaker option "restore.buckets" must be an array; received ${describe(saved.buckets)}`);
+    throw new TypeError(
+      `resilix: breaker option "restore.buckets" must be an array; received ${describe(saved.buckets)}`,
+    );
   }
   const buckets = saved.buckets.map((bucket: unknown, i: number): readonly [number, number, number, number] => {
     const name = `restore.buckets[${i}]`;
     if (!Array.isArray(bucket) || bucket.length !== 4) {
-      throw new TypeError(`resilix: breaker option "${name}" must be [ageMs, calls, failures, slowCalls]; received ${describe(bucket)}`);
+      throw new TypeError(
+        `resilix: breaker option "${name}" must be [ageMs, calls, failures, slowCalls]; received ${describe(bucket)}`,
+      );
     }
     const ageMs = requireNumber(OWNER, `${name}[0]`, bucket[0], duration);
     const calls = requireNumber(OWNER, `${name}[1]`, bucket[1], count);

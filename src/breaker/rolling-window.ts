@@ -99,7 +99,10 @@ export class RollingWindow {
    * Visits every non-empty bucket, oldest first, with its age at `nowMs` measured from the bucket's
    * start (so a restored bucket is never younger than the calls in it).
    */
-  forEachBucket(nowMs: number, visit: (ageMs: number, calls: number, failures: number, slowCalls: number) => void): void {
+  forEachBucket(
+    nowMs: number,
+    visit: (ageMs: number, calls: number, failures: number, slowCalls: number) => void,
+  ): void {
     this.advance(nowMs);
     for (let back = this.size - 1; back >= 0; back--) {
       let index = this.head - back;

@@ -34,23 +34,29 @@ export interface BreakerStateChange {
   readonly at: number;
 }
 
-export const CIRCUIT_STATES: readonly CircuitState[] = Object.freeze(['closed', 'open', 'half-open', 'isolated'] as const);
+export const CIRCUIT_STATES: readonly CircuitState[] = Object.freeze([
+  'closed',
+  'open',
+  'half-open',
+  'isolated',
+] as const);
 
 /**
  * Every legal transition and the reasons that may cause it. The state machine test checks each
  * emitted change against this table; nothing else may happen.
  */
-export const LEGAL_TRANSITIONS: Readonly<Record<CircuitState, Readonly<Partial<Record<CircuitState, readonly StateChangeReason[]>>>>> =
-  Object.freeze({
-    closed: { open: ['failure-rate', 'slow-call-rate', 'consecutive-failures'], isolated: ['manual'] },
-    open: { 'half-open': ['open-elapsed'], closed: ['manual'], isolated: ['manual'] },
-    'half-open': {
-      open: ['probe-failed', 'probe-slow'],
-      closed: ['probes-succeeded', 'manual'],
-      isolated: ['manual'],
-    },
-    isolated: { closed: ['manual'] },
-  });
+export const LEGAL_TRANSITIONS: Readonly<
+  Record<CircuitState, Readonly<Partial<Record<CircuitState, readonly StateChangeReason[]>>>>
+> = Object.freeze({
+  closed: { open: ['failure-rate', 'slow-call-rate', 'consecutive-failures'], isolated: ['manual'] },
+  open: { 'half-open': ['open-elapsed'], closed: ['manual'], isolated: ['manual'] },
+  'half-open': {
+    open: ['probe-failed', 'probe-slow'],
+    closed: ['probes-succeeded', 'manual'],
+    isolated: ['manual'],
+  },
+  isolated: { closed: ['manual'] },
+});
 
 export function isLegalTransition(from: CircuitState, to: CircuitState, reason: StateChangeReason): boolean {
   return LEGAL_TRANSITIONS[from][to]?.includes(reason) ?? false;

@@ -51,7 +51,14 @@ export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
     });
     this.clock = resolveClock(o.clock, 'bulkhead');
     const classify = functionOption<Classifier>('bulkhead', 'classify', o.classify);
-    this.plan = { clock: this.clock, breaker: undefined, limiter: undefined, bulkhead: this, timeout: undefined, classify };
+    this.plan = {
+      clock: this.clock,
+      breaker: undefined,
+      limiter: undefined,
+      bulkhead: this,
+      timeout: undefined,
+      classify,
+    };
   }
 
   get active(): number {

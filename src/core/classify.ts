@@ -26,9 +26,7 @@ interface ResponseLike {
 function statusOf(value: unknown): number | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const status = (value as { status?: unknown }).status ?? (value as { statusCode?: unknown }).statusCode;
-  return typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599
-    ? status
-    : undefined;
+  return typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599 ? status : undefined;
 }
 
 /**
@@ -46,7 +44,10 @@ export function verdictForStatus(status: number): Verdict {
  * Parses Retry-After (RFC 9110 §10.2.3): delay-seconds or an HTTP date. Returns ms from now, or
  * undefined when absent or malformed. A date in the past means "now" (0).
  */
-export function parseRetryAfter(header: string | null | undefined, nowEpochMs: number = Date.now()): number | undefined {
+export function parseRetryAfter(
+  header: string | null | undefined,
+  nowEpochMs: number = Date.now(),
+): number | undefined {
   if (header === null || header === undefined) return undefined;
   const text = header.trim();
   if (text === '') return undefined;
@@ -62,7 +63,8 @@ function retryAfterOf(value: unknown): number | undefined {
   if (typeof (headers as { get?: unknown }).get === 'function') {
     return parseRetryAfter((headers as { get(name: string): string | null }).get('retry-after'));
   }
-  const raw = (headers as Record<string, unknown>)['retry-after'] ?? (headers as Record<string, unknown>)['Retry-After'];
+  const raw =
+    (headers as Record<string, unknown>)['retry-after'] ?? (headers as Record<string, unknown>)['Retry-After'];
   return typeof raw === 'string' ? parseRetryAfter(raw) : undefined;
 }
 
@@ -116,7 +118,5 @@ export function runClassifier(classify: Classifier | undefined, settled: Settled
 
 function isClassifiedVerdict(value: unknown): value is Verdict {
   // A classifier may not claim `rejected` or `cancelled`: those belong to our policies and the caller.
-  return (
-    value === 'ok' || value === 'answered' || value === 'overload' || value === 'failure' || value === 'timeout'
-  );
+  return value === 'ok' || value === 'answered' || value === 'overload' || value === 'failure' || value === 'timeout';
 }

@@ -64,9 +64,7 @@ export function resolveClock(clock: Clock | undefined, owner: string): ResolvedC
   const cached = resolvedClocks.get(clock);
   if (cached !== undefined) return cached;
   if ((clock.setTimer === undefined) !== (clock.clearTimer === undefined)) {
-    throw new TypeError(
-      `resilix: ${owner} option "clock" must give both setTimer and clearTimer, or neither`,
-    );
+    throw new TypeError(`resilix: ${owner} option "clock" must give both setTimer and clearTimer, or neither`);
   }
   let lastMs = 0;
   const source = clock;

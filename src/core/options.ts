@@ -101,9 +101,7 @@ export function optionsObject<T extends object>(owner: string, value: unknown): 
 /** min <= max across two options, named in the error. */
 export function orderedOptions(owner: string, lowName: string, low: number, highName: string, high: number): void {
   if (low > high) {
-    throw new RangeError(
-      `resilix: ${owner} option "${lowName}" (${low}) must not exceed "${highName}" (${high})`,
-    );
+    throw new RangeError(`resilix: ${owner} option "${lowName}" (${low}) must not exceed "${highName}" (${high})`);
   }
 }
 

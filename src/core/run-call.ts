@@ -34,7 +34,9 @@ export function runCall<T>(plan: CallPlan, fn: CallFn<T>, options: ExecuteOption
     const requested = options.timeoutMs;
     if (typeof requested !== 'number' || Number.isNaN(requested) || requested <= 0) {
       return Promise.reject(
-        new RangeError(`resilix: execute option "timeoutMs" must be a number in (0, Infinity]; received ${String(requested)}`),
+        new RangeError(
+          `resilix: execute option "timeoutMs" must be a number in (0, Infinity]; received ${String(requested)}`,
+        ),
       );
     }
     timeoutMs = requested === Infinity ? undefined : requested;
@@ -52,7 +54,8 @@ export function runCall<T>(plan: CallPlan, fn: CallFn<T>, options: ExecuteOption
     if (ticket < 0) return Promise.reject(breaker.rejection());
   }
   const limiter = plan.limiter;
-  if (limiter === undefined) return runAdmitted(plan, fn, options, ticket, undefined, startedAt, 0, deadlineAt, timeoutMs);
+  if (limiter === undefined)
+    return runAdmitted(plan, fn, options, ticket, undefined, startedAt, 0, deadlineAt, timeoutMs);
   const permit = limiter.tryAcquire();
   if (permit !== undefined) return runAdmitted(plan, fn, options, ticket, permit, startedAt, 0, deadlineAt, timeoutMs);
   return runQueued(plan, fn, options, ticket, startedAt, deadlineAt, timeoutMs);
@@ -166,7 +169,8 @@ class InFlightCall<T> implements CallContext {
     deadlineAt: number,
     timeoutMs: number | undefined,
   ) {
-    this.race = deadlineAt !== Infinity || options?.signal !== undefined ? new Race<T>(deadlineAt, timeoutMs) : undefined;
+    this.race =
+      deadlineAt !== Infinity || options?.signal !== undefined ? new Race<T>(deadlineAt, timeoutMs) : undefined;
   }
 
   get attempt(): number {
@@ -185,7 +189,8 @@ class InFlightCall<T> implements CallContext {
     if (this.controller === undefined) {
       const race = this.race;
       // Without a deadline the caller's own signal says everything ours would: hand it over.
-      if (race !== undefined && race.deadlineAt === Infinity && this.callerSignal !== undefined) return this.callerSignal;
+      if (race !== undefined && race.deadlineAt === Infinity && this.callerSignal !== undefined)
+        return this.callerSignal;
       this.controller = new AbortController();
       if (this.state === TIMED_OUT_STATE || this.state === CANCELLED_STATE) this.controller.abort(race!.abortReason);
     }
@@ -282,7 +287,7 @@ class InFlightCall<T> implements CallContext {
       const elapsedMs = race.deadlineAt - this.startedAt;
       breaker.settle(this.ticket, {
         verdict: 'timeout',
-        latencyMs: (this.markedAt === this.markedAt ? this.markedAt - this.startedAt : elapsedMs),
+        latencyMs: this.markedAt === this.markedAt ? this.markedAt - this.startedAt : elapsedMs,
         durationMs: elapsedMs,
         queuedMs: this.queuedMs,
         inflight: this.permit?.inflight ?? this.plan.bulkhead?.active ?? 1,
@@ -337,7 +342,10 @@ class InFlightCall<T> implements CallContext {
           ? CANCELLED_CLASS
           : classify === undefined
             ? classifyOutcome(fulfilled, subject)
-            : runClassifier(classify, fulfilled ? { status: 'fulfilled', value: subject } : { status: 'rejected', reason: subject });
+            : runClassifier(
+                classify,
+                fulfilled ? { status: 'fulfilled', value: subject } : { status: 'rejected', reason: subject },
+              );
     if (this.state === RUNNING && race !== undefined && race.abortListener !== undefined) {
       this.callerSignal!.removeEventListener('abort', race.abortListener);
     }

@@ -5,7 +5,10 @@ export class LimitExceededError extends ResilixError {
   override readonly name = 'LimitExceededError';
   readonly code = 'ERR_RESILIX_LIMIT_EXCEEDED' as const;
 
-  constructor(message = 'resilix: the concurrency limit is exceeded; the call was shed', options?: ResilixErrorOptions) {
+  constructor(
+    message = 'resilix: the concurrency limit is exceeded; the call was shed',
+    options?: ResilixErrorOptions,
+  ) {
     super(message, options);
     this.brand(this.code);
   }

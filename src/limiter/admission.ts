@@ -393,7 +393,11 @@ export class Admission implements LimiterPort {
     if (queue.size === 0) return;
     // In LIFO order the oldest waiters are served last; sweep the dead ones so they do not hold
     // places (and push later arrivals into the rejection zone) until their lost timers would fire.
-    for (let oldest = queue.peekOldest(); oldest !== undefined && this.isGone(oldest, now); oldest = queue.peekOldest()) {
+    for (
+      let oldest = queue.peekOldest();
+      oldest !== undefined && this.isGone(oldest, now);
+      oldest = queue.peekOldest()
+    ) {
       queue.remove(oldest);
       this.dropGone(oldest, now);
     }

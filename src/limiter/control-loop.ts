@@ -174,7 +174,13 @@ export function resolveControlConfig(options: unknown, owner = 'limiter'): Contr
   orderedOptions(owner, 'minLimit', minLimit, 'initialLimit', initialLimit);
   orderedOptions(owner, 'initialLimit', initialLimit, 'maxLimit', maxLimit);
 
-  const updateIntervalMs = numberOption(owner, 'updateIntervalMs', o.updateIntervalMs, d.updateIntervalMs, milliseconds);
+  const updateIntervalMs = numberOption(
+    owner,
+    'updateIntervalMs',
+    o.updateIntervalMs,
+    d.updateIntervalMs,
+    milliseconds,
+  );
   const minWindowMs = numberOption(owner, 'minWindowMs', o.minWindowMs, d.minWindowMs, milliseconds);
   const maxWindowMs = numberOption(
     owner,
@@ -184,12 +190,22 @@ export function resolveControlConfig(options: unknown, owner = 'limiter'): Contr
     milliseconds,
   );
   orderedOptions(owner, 'minWindowMs', minWindowMs, 'maxWindowMs', maxWindowMs);
-  const minSamples = numberOption(owner, 'minSamples', o.minSamples, d.minSamples, { min: 1, max: 1_000_000, integer: true });
+  const minSamples = numberOption(owner, 'minSamples', o.minSamples, d.minSamples, {
+    min: 1,
+    max: 1_000_000,
+    integer: true,
+  });
   const quantile = openUnitOption(owner, 'quantile', o.quantile, d.quantile);
   const smoothing = numberOption(owner, 'smoothing', o.smoothing, d.smoothing, { above: 0, max: 1 });
   const rttTolerance = numberOption(owner, 'rttTolerance', o.rttTolerance, d.rttTolerance, { min: 1 });
   const backoffRatio = openUnitOption(owner, 'backoffRatio', o.backoffRatio, d.backoffRatio);
-  const correlationWindow = numberOption(owner, 'correlationWindow', o.correlationWindow, d.correlationWindow, CORRELATION_RULE);
+  const correlationWindow = numberOption(
+    owner,
+    'correlationWindow',
+    o.correlationWindow,
+    d.correlationWindow,
+    CORRELATION_RULE,
+  );
   const failure = choiceOption<FailureHandling>(owner, 'failure', o.failure, d.failure, FAILURE_HANDLINGS);
 
   return Object.freeze({
@@ -309,7 +325,8 @@ export class LimitControlLoop implements LimitController {
     // our queue and reached the upstream with a sliver of it: no evidence of upstream saturation
     // (ours). Counted, a queue that outgrew the deadline would cut the limit that drains it.
     const starved = observation.verdict === 'timeout' && observation.latencyMs < this.baseline.valueMs;
-    if (!starved && this.window.record(observation.verdict, observation.latencyMs, inflight, now)) this.lastLearnedAt = now;
+    if (!starved && this.window.record(observation.verdict, observation.latencyMs, inflight, now))
+      this.lastLearnedAt = now;
     if (now < this.nextCheckAt) return changed;
     this.nextCheckAt = now + this.config.updateIntervalMs;
     if (!this.window.ready(now, this.windowFloorMs())) return changed;

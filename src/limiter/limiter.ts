@@ -2,7 +2,14 @@ import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
 import { resolveClock, type Clock } from '../core/clock';
 import type { Disposable, Listener } from '../core/events';
-import { choiceOption, functionOption, knownOptions, numberOption, optionsObject, orderedOptions } from '../core/options';
+import {
+  choiceOption,
+  functionOption,
+  knownOptions,
+  numberOption,
+  optionsObject,
+  orderedOptions,
+} from '../core/options';
 import type { Policy } from '../core/policy';
 import type { CallPlan, LimiterPort } from '../core/ports';
 import { runCall } from '../core/run-call';
@@ -119,7 +126,13 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
     const controller = given ?? createLimitController(resolveControlConfig(o, 'limiter'));
     const clock = resolveClock(o.clock, 'limiter');
     const queueing = resolveQueueing(o.queueing);
-    const queueOrder = choiceOption<QueueOrder>('limiter', 'queueOrder', o.queueOrder, DEFAULT_QUEUE_ORDER, QUEUE_ORDERS);
+    const queueOrder = choiceOption<QueueOrder>(
+      'limiter',
+      'queueOrder',
+      o.queueOrder,
+      DEFAULT_QUEUE_ORDER,
+      QUEUE_ORDERS,
+    );
     const random = functionOption<() => number>('limiter', 'random', o.random) ?? Math.random;
     const classify = functionOption<Classifier>('limiter', 'classify', o.classify);
     super({ clock, controller, queueing, queueOrder, random });

@@ -229,7 +229,9 @@ export class KeyRegistry<V extends Executor = Executor> {
 
   private admit(key: string): Entry<V> | undefined {
     if (typeof key !== 'string') {
-      throw new TypeError(`resilix: a KeyRegistry key must be a string; received ${key === null ? 'null' : typeof key}`);
+      throw new TypeError(
+        `resilix: a KeyRegistry key must be a string; received ${key === null ? 'null' : typeof key}`,
+      );
     }
     this.refuseReentry('get');
     let victim: Entry<V> | undefined;

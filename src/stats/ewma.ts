@@ -31,14 +31,8 @@ export class Ewma {
     if (typeof alpha !== 'number' || !Number.isFinite(alpha) || alpha <= 0 || alpha > 1) {
       throw new RangeError(`Ewma: alpha must be a finite number in (0, 1], got ${String(alpha)}`);
     }
-    if (
-      typeof warmupSamples !== 'number' ||
-      !Number.isSafeInteger(warmupSamples) ||
-      warmupSamples < 1
-    ) {
-      throw new RangeError(
-        `Ewma: warmupSamples must be a positive integer, got ${String(warmupSamples)}`
-      );
+    if (typeof warmupSamples !== 'number' || !Number.isSafeInteger(warmupSamples) || warmupSamples < 1) {
+      throw new RangeError(`Ewma: warmupSamples must be a positive integer, got ${String(warmupSamples)}`);
     }
     this.alpha = alpha;
     this.warmupSamples = warmupSamples;

@@ -8,11 +8,7 @@
  *
  * `sorted` must be ascending in its first `length` entries; only those are read.
  */
-export function sortedQuantile(
-  sorted: ArrayLike<number>,
-  length: number,
-  quantile: number
-): number {
+export function sortedQuantile(sorted: ArrayLike<number>, length: number, quantile: number): number {
   if (length <= 0) return Number.NaN;
   const position = (length - 1) * quantile; // 0-based h - 1
   const lowerIndex = Math.floor(position);

@@ -27,17 +27,9 @@ export class MedianFilter {
   private median = Number.NaN;
 
   constructor(size: number = DEFAULT_MEDIAN_SIZE) {
-    if (
-      typeof size !== 'number' ||
-      !Number.isInteger(size) ||
-      size < 1 ||
-      size > MAX_MEDIAN_SIZE ||
-      size % 2 === 0
-    ) {
+    if (typeof size !== 'number' || !Number.isInteger(size) || size < 1 || size > MAX_MEDIAN_SIZE || size % 2 === 0) {
       throw new RangeError(
-        `MedianFilter: size must be an odd integer from 1 to ${MAX_MEDIAN_SIZE}, got ${String(
-          size
-        )}`
+        `MedianFilter: size must be an odd integer from 1 to ${MAX_MEDIAN_SIZE}, got ${String(size)}`,
       );
     }
     this.size = size;

@@ -26,12 +26,7 @@ export function markerEstimate(markers: Float64Array): number {
  * from n: n'_i = 1 + (n - 1) dn_i. The paper accumulates dn_i on every add instead; recomputing
  * avoids the drift that accumulation builds up over long runs.
  */
-export function addToMarkers(
-  markers: Float64Array,
-  countBefore: number,
-  x: number,
-  quantile: number
-): void {
+export function addToMarkers(markers: Float64Array, countBefore: number, x: number, quantile: number): void {
   // Find the cell k with height[k] <= x < height[k + 1], stretching the extremes if needed.
   let cell: number;
   if (x < (markers[0] as number)) {
@@ -53,7 +48,11 @@ export function addToMarkers(
   // inline (16 bytes), and its inlining budget ran out here (bench/allocation-guard.ts).
   for (let marker = 1; marker <= 3; marker++) {
     const desired =
-      marker === 1 ? 1 + (lastRank * quantile) / 2 : marker === 2 ? 1 + lastRank * quantile : 1 + (lastRank * (1 + quantile)) / 2;
+      marker === 1
+        ? 1 + (lastRank * quantile) / 2
+        : marker === 2
+          ? 1 + lastRank * quantile
+          : 1 + (lastRank * (1 + quantile)) / 2;
     const position = markers[POSITION + marker] as number;
     const gap = desired - position;
     const roomAbove = (markers[POSITION + marker + 1] as number) - position;
@@ -87,12 +86,7 @@ export function addToMarkers(
  * order statistic nearest its desired position. `markers` may be the same array as `sorted`
  * (everything is read before anything is written).
  */
-export function seedMarkers(
-  markers: Float64Array,
-  sorted: ArrayLike<number>,
-  length: number,
-  quantile: number
-): void {
+export function seedMarkers(markers: Float64Array, sorted: ArrayLike<number>, length: number, quantile: number): void {
   const lastRank = length - 1;
   let rank1 = Math.round(1 + (lastRank * quantile) / 2);
   let rank2 = Math.round(1 + lastRank * quantile);

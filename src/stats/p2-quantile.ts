@@ -32,8 +32,7 @@ export class P2Quantile implements QuantileEstimator {
       insertSorted(this.markers, this.samples, x);
       this.samples++;
       // The first five values, sorted, are the initial markers at positions 1..5.
-      if (this.samples === P2_MARKERS)
-        seedMarkers(this.markers, this.markers, P2_MARKERS, this.quantile);
+      if (this.samples === P2_MARKERS) seedMarkers(this.markers, this.markers, P2_MARKERS, this.quantile);
       return;
     }
     addToMarkers(this.markers, this.samples, x, this.quantile);
@@ -42,8 +41,7 @@ export class P2Quantile implements QuantileEstimator {
 
   value(): number {
     if (this.samples === 0) return Number.NaN;
-    if (this.samples <= P2_MARKERS)
-      return sortedQuantile(this.markers, this.samples, this.quantile);
+    if (this.samples <= P2_MARKERS) return sortedQuantile(this.markers, this.samples, this.quantile);
     return markerEstimate(this.markers);
   }
 
@@ -75,8 +73,7 @@ export class P2Quantile implements QuantileEstimator {
     for (let marker = 0; marker < markers; marker++) {
       heights[marker] = this.markers[marker] as number;
       if (positions !== undefined) {
-        positions[marker] =
-          this.samples < P2_MARKERS ? marker + 1 : (this.markers[P2_MARKERS + marker] as number);
+        positions[marker] = this.samples < P2_MARKERS ? marker + 1 : (this.markers[P2_MARKERS + marker] as number);
       }
     }
     return markers;

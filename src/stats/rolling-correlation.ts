@@ -38,13 +38,7 @@ export class RollingCorrelation {
   private samples = 0;
 
   constructor(capacity: number = DEFAULT_CORRELATION_CAPACITY) {
-    this.capacity = requireIntegerInRange(
-      'RollingCorrelation',
-      'capacity',
-      capacity,
-      MIN_CAPACITY,
-      MAX_CAPACITY
-    );
+    this.capacity = requireIntegerInRange('RollingCorrelation', 'capacity', capacity, MIN_CAPACITY, MAX_CAPACITY);
     this.pairs = new Float32Array(2 * this.capacity);
   }
 

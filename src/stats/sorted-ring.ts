@@ -42,7 +42,7 @@ export class SortedRing implements QuantileEstimator {
       'capacity',
       options.capacity ?? SORTED_RING_MAX_CAPACITY,
       1,
-      SORTED_RING_MAX_CAPACITY
+      SORTED_RING_MAX_CAPACITY,
     );
     this.values = new Float64Array(2 * this.capacity);
   }

@@ -6,24 +6,14 @@
 
 export function requireQuantile(owner: string, option: string, value: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value >= 1) {
-    throw new RangeError(
-      `${owner}: ${option} must be a finite number strictly between 0 and 1, got ${String(value)}`
-    );
+    throw new RangeError(`${owner}: ${option} must be a finite number strictly between 0 and 1, got ${String(value)}`);
   }
   return value;
 }
 
-export function requireIntegerInRange(
-  owner: string,
-  option: string,
-  value: number,
-  min: number,
-  max: number
-): number {
+export function requireIntegerInRange(owner: string, option: string, value: number, min: number, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new RangeError(
-      `${owner}: ${option} must be an integer from ${min} to ${max}, got ${String(value)}`
-    );
+    throw new RangeError(`${owner}: ${option} must be an integer from ${min} to ${max}, got ${String(value)}`);
   }
   return value;
 }

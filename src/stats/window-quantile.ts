@@ -46,7 +46,7 @@ export class WindowQuantile implements QuantileEstimator {
       'exactCapacity',
       options.exactCapacity ?? MAX_EXACT_CAPACITY,
       MIN_EXACT_CAPACITY,
-      MAX_EXACT_CAPACITY
+      MAX_EXACT_CAPACITY,
     );
     this.buffer = new Float64Array(this.exactCapacity);
   }

@@ -44,7 +44,14 @@ export class TimeoutPolicy implements Policy<TimeoutSnapshot>, TimeoutPort {
     this.timeoutMs = requireNumber('timeout', 'timeoutMs', o.timeoutMs, { above: 0, infinite: true });
     this.clock = resolveClock(o.clock, 'timeout');
     const classify = functionOption<Classifier>('timeout', 'classify', o.classify);
-    this.plan = { clock: this.clock, breaker: undefined, limiter: undefined, bulkhead: undefined, timeout: this, classify };
+    this.plan = {
+      clock: this.clock,
+      breaker: undefined,
+      limiter: undefined,
+      bulkhead: undefined,
+      timeout: this,
+      classify,
+    };
   }
 
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {

@@ -27,7 +27,10 @@ describe('the breaker as a policy', () => {
     const { b, p } = limiterFree({ consecutiveFailures: 3 });
     for (let i = 0; i < 3; i++) await expect(p.execute(() => Promise.reject(new Error('500')))).rejects.toThrow('500');
     expect(b.state).toBe('open');
-    await expect(p.execute(() => 'x')).rejects.toMatchObject({ code: 'ERR_RESILIX_CIRCUIT_OPEN', retryAfterMs: 30_000 });
+    await expect(p.execute(() => 'x')).rejects.toMatchObject({
+      code: 'ERR_RESILIX_CIRCUIT_OPEN',
+      retryAfterMs: 30_000,
+    });
   });
 
   it('counts our own deadline as a failure once the timed-out call settles', async () => {
@@ -40,6 +43,11 @@ describe('the breaker as a policy', () => {
       await expect(call).rejects.toMatchObject({ code: 'ERR_RESILIX_TIMEOUT' });
     }
     await Promise.resolve();
-    expect(b.snapshot()).toMatchObject({ state: 'open', failures: 2, slowCalls: 0, lastReason: 'consecutive-failures' });
+    expect(b.snapshot()).toMatchObject({
+      state: 'open',
+      failures: 2,
+      slowCalls: 0,
+      lastReason: 'consecutive-failures',
+    });
   });
 });

@@ -113,16 +113,19 @@ describe('a half-open breaker', () => {
     expect(transitions(r.changes).at(-1)).toBe('half-open>open:probe-slow');
   });
 
-  it.each<Verdict>(['overload', 'rejected', 'cancelled'])('frees the slot of a probe that ends %s, for another probe', (verdict) => {
-    const r = halfOpen();
-    r.b.settle(r.probes[0]!, { verdict, latencyMs: 5 });
-    expect(r.b.state).toBe('half-open');
-    expect(r.b.snapshot().probesInFlight).toBe(2);
-    const another = r.b.admit();
-    expect(another).toBeGreaterThanOrEqual(0);
-    for (const ticket of [r.probes[1]!, r.probes[2]!, another]) r.b.settle(ticket, { verdict: 'ok', latencyMs: 5 });
-    expect(r.b.state).toBe('closed');
-  });
+  it.each<Verdict>(['overload', 'rejected', 'cancelled'])(
+    'frees the slot of a probe that ends %s, for another probe',
+    (verdict) => {
+      const r = halfOpen();
+      r.b.settle(r.probes[0]!, { verdict, latencyMs: 5 });
+      expect(r.b.state).toBe('half-open');
+      expect(r.b.snapshot().probesInFlight).toBe(2);
+      const another = r.b.admit();
+      expect(another).toBeGreaterThanOrEqual(0);
+      for (const ticket of [r.probes[1]!, r.probes[2]!, another]) r.b.settle(ticket, { verdict: 'ok', latencyMs: 5 });
+      expect(r.b.state).toBe('closed');
+    },
+  );
 
   it('ignores the late success of a probe from an earlier half-open period', () => {
     const r = halfOpen();

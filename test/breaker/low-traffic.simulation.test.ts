@@ -19,7 +19,10 @@ interface Traffic {
  * included), through the real breaker on a virtual clock. Returns opens from closed per hour and
  * the minute of the first open.
  */
-function simulate(t: Traffic, options: Omit<BreakerOptions, 'clock'> = {}): { opensPerHour: number; firstOpenMin: number } {
+function simulate(
+  t: Traffic,
+  options: Omit<BreakerOptions, 'clock'> = {},
+): { opensPerHour: number; firstOpenMin: number } {
   const clock = new FakeClock();
   const b = breaker({ ...options, clock });
   const next = random(t.seed);
@@ -41,16 +44,22 @@ function simulate(t: Traffic, options: Omit<BreakerOptions, 'clock'> = {}): { op
 }
 
 function medianFirstOpenMin(t: Omit<Traffic, 'seed' | 'hours'>, options: Omit<BreakerOptions, 'clock'> = {}): number {
-  const minutes = Array.from({ length: 41 }, (_, i) => simulate({ ...t, hours: 3, seed: 100 + i }, options).firstOpenMin);
+  const minutes = Array.from(
+    { length: 41 },
+    (_, i) => simulate({ ...t, hours: 3, seed: 100 + i }, options).firstOpenMin,
+  );
   return minutes.sort((a, b) => a - b)[20]!;
 }
 
 /** ADR-0021: the numbers behind the low-traffic floor and its confidence bar. */
 describe('the breaker at low traffic (seeded simulation)', () => {
-  it.each([3, 8])('at %i calls a minute, an upstream failing 20 %% of calls opens it at most 0.05 times an hour', (callsPerMinute) => {
-    const { opensPerHour } = simulate({ callsPerMinute, failureShare: 0.2, hours: 300, seed: 7 });
-    expect(opensPerHour).toBeLessThanOrEqual(0.05);
-  });
+  it.each([3, 8])(
+    'at %i calls a minute, an upstream failing 20 %% of calls opens it at most 0.05 times an hour',
+    (callsPerMinute) => {
+      const { opensPerHour } = simulate({ callsPerMinute, failureShare: 0.2, hours: 300, seed: 7 });
+      expect(opensPerHour).toBeLessThanOrEqual(0.05);
+    },
+  );
 
   it('never opens on an upstream failing 10 % of calls at 8 calls a minute over 300 hours', () => {
     expect(simulate({ callsPerMinute: 8, failureShare: 0.1, hours: 300, seed: 7 }).opensPerHour).toBe(0);
@@ -61,7 +70,9 @@ describe('the breaker at low traffic (seeded simulation)', () => {
   });
 
   it('would take over 20 minutes without the floor, on the consecutive-failure backstop alone', () => {
-    expect(medianFirstOpenMin({ callsPerMinute: 8, failureShare: 0.6 }, { lowTrafficMinSamples: 20 })).toBeGreaterThan(20);
+    expect(medianFirstOpenMin({ callsPerMinute: 8, failureShare: 0.6 }, { lowTrafficMinSamples: 20 })).toBeGreaterThan(
+      20,
+    );
   });
 
   it('needs the confidence bar: a plain rate over 5 calls would open on a 20 %-failing upstream over once an hour', () => {

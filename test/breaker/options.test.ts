@@ -70,7 +70,12 @@ describe('breaker options', () => {
     ['minSamples', { minSamples: 2.5 }, RangeError, 'received 2.5'],
     ['minSamples', { minSamples: Infinity }, RangeError, 'received Infinity'],
     ['lowTrafficMinSamples', { lowTrafficMinSamples: 0 }, RangeError, 'must be an integer in [1, Infinity)'],
-    ['lowTrafficMinSamples', { minSamples: 10, lowTrafficMinSamples: 11 }, RangeError, '"lowTrafficMinSamples" (11) must not exceed "minSamples" (10)'],
+    [
+      'lowTrafficMinSamples',
+      { minSamples: 10, lowTrafficMinSamples: 11 },
+      RangeError,
+      '"lowTrafficMinSamples" (11) must not exceed "minSamples" (10)',
+    ],
     ['windowMs', { windowMs: 0 }, RangeError, 'must be a number in (0, Infinity); received 0'],
     ['windowMs', { windowMs: Infinity }, RangeError, 'received Infinity'],
     ['windowMs', { windowMs: '60s' }, TypeError, 'received "60s"'],
@@ -81,7 +86,12 @@ describe('breaker options', () => {
     ['consecutiveFailures', { consecutiveFailures: -Infinity }, RangeError, 'received -Infinity'],
     ['openMs', { openMs: -1 }, RangeError, 'must be a number in [0, Infinity); received -1'],
     ['openMs', { openMs: Infinity }, RangeError, 'received Infinity'],
-    ['openMs', { openMs: 60_000, maxOpenMs: 30_000 }, RangeError, '"openMs" (60000) must not exceed "maxOpenMs" (30000)'],
+    [
+      'openMs',
+      { openMs: 60_000, maxOpenMs: 30_000 },
+      RangeError,
+      '"openMs" (60000) must not exceed "maxOpenMs" (30000)',
+    ],
     ['backoffMultiplier', { backoffMultiplier: 0.5 }, RangeError, 'must be a number in [1, Infinity); received 0.5'],
     ['backoffMultiplier', { backoffMultiplier: true }, TypeError, 'received true'],
     ['maxOpenMs', { maxOpenMs: NaN }, RangeError, 'received NaN'],
@@ -97,7 +107,11 @@ describe('breaker options', () => {
     expect(attempt).toThrow(message);
   });
 
-  it.each([['a string', 'fast'], ['null', null], ['an array', []]])('refuses options that are %s', (_name, options) => {
+  it.each([
+    ['a string', 'fast'],
+    ['null', null],
+    ['an array', []],
+  ])('refuses options that are %s', (_name, options) => {
     expect(() => breaker(options as never)).toThrow(/resilix: breaker options must be an object/);
   });
 });

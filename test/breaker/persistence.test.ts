@@ -12,7 +12,10 @@ function wall(startMs = 1_700_000_000_000): { now: () => number; advance: (ms: n
 }
 
 /** A breaker "in another process": its own monotonic clock, far from the first one's readings. */
-function restoreElsewhere(saved: unknown, options: Omit<BreakerOptions, 'clock'> = {}): { b: CircuitBreaker; clock: FakeClock } {
+function restoreElsewhere(
+  saved: unknown,
+  options: Omit<BreakerOptions, 'clock'> = {},
+): { b: CircuitBreaker; clock: FakeClock } {
   const clock = new FakeClock(9_000_000);
   return { clock, b: breaker({ ...options, clock, restore: saved as PersistedBreakerState }) };
 }
@@ -209,17 +212,33 @@ describe('a malformed saved state', () => {
     ['a string', () => '{"version":1}', TypeError, /"restore" must be an object/],
     ['null', () => null, TypeError, /"restore" must be an object/],
     ['another version', (s) => ({ ...s, version: 2 }), RangeError, /"restore.version" must be 1/],
-    ['an unknown state', (s) => ({ ...s, state: 'ajar' }), RangeError, /"restore.state" must be one of "closed", "open", "half-open", "isolated"; received "ajar"/],
+    [
+      'an unknown state',
+      (s) => ({ ...s, state: 'ajar' }),
+      RangeError,
+      /"restore.state" must be one of "closed", "open", "half-open", "isolated"; received "ajar"/,
+    ],
     ['a missing state', (s) => ({ ...s, state: undefined }), TypeError, /"restore.state"/],
     ['a negative open period', (s) => ({ ...s, openForMs: -1 }), RangeError, /"restore.openForMs"/],
     ['a NaN savedAt', (s) => ({ ...s, savedAt: NaN }), RangeError, /"restore.savedAt"/],
     ['a fractional backoff level', (s) => ({ ...s, backoffLevel: 1.5 }), RangeError, /"restore.backoffLevel"/],
     ['buckets that are not an array', (s) => ({ ...s, buckets: {} }), TypeError, /"restore.buckets" must be an array/],
-    ['a bucket of the wrong shape', (s) => ({ ...s, buckets: [[0, 1, 1]] }), TypeError, /"restore.buckets\[0\]" must be \[ageMs, calls, failures, slowCalls\]/],
-    ['more failures than calls', (s) => ({ ...s, buckets: [[0, 1, 2, 0]] }), RangeError, /"restore.buckets\[0\]\[2\]" must be an integer in \[0, 1\]; received 2/],
+    [
+      'a bucket of the wrong shape',
+      (s) => ({ ...s, buckets: [[0, 1, 1]] }),
+      TypeError,
+      /"restore.buckets\[0\]" must be \[ageMs, calls, failures, slowCalls\]/,
+    ],
+    [
+      'more failures than calls',
+      (s) => ({ ...s, buckets: [[0, 1, 2, 0]] }),
+      RangeError,
+      /"restore.buckets\[0\]\[2\]" must be an integer in \[0, 1\]; received 2/,
+    ],
     ['a string count', (s) => ({ ...s, buckets: [[0, '3', 0, 0]] }), TypeError, /"restore.buckets\[0\]\[1\]"/],
   ])('is refused when it is %s', (_name, mutate, type, message) => {
-    const attempt = (): unknown => breaker({ clock: new FakeClock(), restore: mutate(good()) as PersistedBreakerState });
+    const attempt = (): unknown =>
+      breaker({ clock: new FakeClock(), restore: mutate(good()) as PersistedBreakerState });
     expect(attempt).toThrow(type);
     expect(attempt).toThrow(message);
   });

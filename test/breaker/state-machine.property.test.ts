@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { breaker } from '../../src/breaker/breaker';
 import type { BreakerOptions } from '../../src/breaker/options';
-import { isLegalTransition, LEGAL_TRANSITIONS, type BreakerStateChange, type CircuitState } from '../../src/breaker/state';
+import {
+  isLegalTransition,
+  LEGAL_TRANSITIONS,
+  type BreakerStateChange,
+  type CircuitState,
+} from '../../src/breaker/state';
 import type { Disposable } from '../../src/core/events';
 import { VERDICTS, type Verdict } from '../../src/core/verdict';
 import { FakeClock } from '../helpers/fake-clock';
@@ -37,7 +42,10 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Step>({ kind: 'isolate' }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('dispose' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.constant<Step>({ kind: 'reset' }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('restore' as const), gapMs: fc.integer({ min: -1_000, max: 60_000 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('restore' as const), gapMs: fc.integer({ min: -1_000, max: 60_000 }) }),
+  },
 );
 
 const options: fc.Arbitrary<Omit<BreakerOptions, 'clock'>> = fc
@@ -79,7 +87,8 @@ describe('the breaker state machine', () => {
         const violations: string[] = [];
         const watch = (): void => {
           b.onStateChange((c: BreakerStateChange) => {
-            if (!isLegalTransition(c.from, c.to, c.reason)) violations.push(`illegal transition ${c.from} -> ${c.to} (${c.reason})`);
+            if (!isLegalTransition(c.from, c.to, c.reason))
+              violations.push(`illegal transition ${c.from} -> ${c.to} (${c.reason})`);
             if (c.from !== expected) violations.push(`a change from ${c.from} while the breaker was ${expected}`);
             if (c.at !== clock.now()) violations.push(`a change stamped ${c.at} at ${clock.now()}`);
             seen.add(`${c.from}>${c.to}:${c.reason}`);
@@ -150,11 +159,17 @@ describe('the breaker state machine', () => {
             `required samples ${snap.requiredSamples}`,
           );
           if (snap.state === 'open') {
-            check(snap.halfOpenInMs! >= 0 && snap.halfOpenInMs! <= opts.maxOpenMs!, `half-open in ${snap.halfOpenInMs}`);
+            check(
+              snap.halfOpenInMs! >= 0 && snap.halfOpenInMs! <= opts.maxOpenMs!,
+              `half-open in ${snap.halfOpenInMs}`,
+            );
           } else {
             check(snap.halfOpenInMs === undefined, 'halfOpenInMs outside open');
           }
-          check(snap.probesInFlight >= 0 && snap.probesInFlight <= opts.halfOpenProbes!, `${snap.probesInFlight} probes`);
+          check(
+            snap.probesInFlight >= 0 && snap.probesInFlight <= opts.halfOpenProbes!,
+            `${snap.probesInFlight} probes`,
+          );
         }
       }),
       { numRuns: 300, seed: 20_260_407 },

@@ -55,7 +55,10 @@ describe('the default classifier', () => {
 
   it('reads Retry-After from a plain headers object on an SDK error', () => {
     const throttled = Object.assign(new Error('slow down'), { status: 429, headers: { 'retry-after': '2' } });
-    expect(defaultClassify({ status: 'rejected', reason: throttled })).toEqual({ verdict: 'overload', retryAfterMs: 2000 });
+    expect(defaultClassify({ status: 'rejected', reason: throttled })).toEqual({
+      verdict: 'overload',
+      retryAfterMs: 2000,
+    });
   });
 
   it('classifies any other thrown value as failure and any other result as ok', () => {

@@ -16,10 +16,12 @@ describe('the clock seam', () => {
   it('never lets time run backwards or become NaN', () => {
     const readings = [10, 5, Number.NaN, 12, Number.NEGATIVE_INFINITY, 13];
     const clock = resolveClock({ now: () => readings.shift()! }, 'x');
-    expect([clock.now(), clock.now(), clock.now(), clock.now(), clock.now(), clock.now()]).toEqual([10, 10, 10, 12, 12, 13]);
+    expect([clock.now(), clock.now(), clock.now(), clock.now(), clock.now(), clock.now()]).toEqual([
+      10, 10, 10, 12, 12, 13,
+    ]);
   });
 
-  it('arms unref\'d platform timers that can be cleared', async () => {
+  it("arms unref'd platform timers that can be cleared", async () => {
     let fired = false;
     const handle = systemClock.setTimer(() => {
       fired = true;

@@ -6,22 +6,57 @@ import { pipeline } from '../../src/pipeline/pipeline';
 /** The bad-input table for the foundation's policies (docs/options.md lists it for users). */
 describe('bad options are refused at construction, naming the option, the range and the value', () => {
   it.each([
-    ['bulkhead maxConcurrent missing', () => bulkhead({} as never), TypeError, /bulkhead option "maxConcurrent" must be an integer in \[1, Infinity\]; received undefined/],
+    [
+      'bulkhead maxConcurrent missing',
+      () => bulkhead({} as never),
+      TypeError,
+      /bulkhead option "maxConcurrent" must be an integer in \[1, Infinity\]; received undefined/,
+    ],
     ['bulkhead maxConcurrent string', () => bulkhead({ maxConcurrent: '3' as never }), TypeError, /received "3"/],
     ['bulkhead maxConcurrent NaN', () => bulkhead({ maxConcurrent: Number.NaN }), RangeError, /received NaN/],
     ['bulkhead maxConcurrent 0', () => bulkhead({ maxConcurrent: 0 }), RangeError, /received 0/],
     ['bulkhead maxConcurrent negative', () => bulkhead({ maxConcurrent: -1 }), RangeError, /received -1/],
     ['bulkhead maxConcurrent fractional', () => bulkhead({ maxConcurrent: 1.5 }), RangeError, /an integer/],
-    ['bulkhead maxConcurrent -Infinity', () => bulkhead({ maxConcurrent: -Infinity }), RangeError, /received -Infinity/],
+    [
+      'bulkhead maxConcurrent -Infinity',
+      () => bulkhead({ maxConcurrent: -Infinity }),
+      RangeError,
+      /received -Infinity/,
+    ],
     ['bulkhead options not an object', () => bulkhead(5 as never), TypeError, /bulkhead options must be an object/],
-    ['bulkhead clock without now', () => bulkhead({ maxConcurrent: 1, clock: {} as never }), TypeError, /"clock" must be an object with a now\(\) function/],
-    ['bulkhead clock with half the timer seam', () => bulkhead({ maxConcurrent: 1, clock: { now: () => 0, setTimer: () => 0 } }), TypeError, /both setTimer and clearTimer/],
-    ['bulkhead classify not a function', () => bulkhead({ maxConcurrent: 1, classify: 'ok' as never }), TypeError, /"classify" must be a function/],
-    ['timeout timeoutMs missing', () => timeout({} as never), TypeError, /timeout option "timeoutMs" must be a number in \(0, Infinity\]/],
+    [
+      'bulkhead clock without now',
+      () => bulkhead({ maxConcurrent: 1, clock: {} as never }),
+      TypeError,
+      /"clock" must be an object with a now\(\) function/,
+    ],
+    [
+      'bulkhead clock with half the timer seam',
+      () => bulkhead({ maxConcurrent: 1, clock: { now: () => 0, setTimer: () => 0 } }),
+      TypeError,
+      /both setTimer and clearTimer/,
+    ],
+    [
+      'bulkhead classify not a function',
+      () => bulkhead({ maxConcurrent: 1, classify: 'ok' as never }),
+      TypeError,
+      /"classify" must be a function/,
+    ],
+    [
+      'timeout timeoutMs missing',
+      () => timeout({} as never),
+      TypeError,
+      /timeout option "timeoutMs" must be a number in \(0, Infinity\]/,
+    ],
     ['timeout timeoutMs zero', () => timeout({ timeoutMs: 0 }), RangeError, /received 0/],
     ['timeout timeoutMs negative', () => timeout({ timeoutMs: -10 }), RangeError, /received -10/],
     ['timeout timeoutMs NaN', () => timeout({ timeoutMs: Number.NaN }), RangeError, /received NaN/],
-    ['pipeline classify not a function', () => pipeline(bulkhead({ maxConcurrent: 1 }), { classify: 1 as never }), TypeError, /pipeline option "classify"/],
+    [
+      'pipeline classify not a function',
+      () => pipeline(bulkhead({ maxConcurrent: 1 }), { classify: 1 as never }),
+      TypeError,
+      /pipeline option "classify"/,
+    ],
   ] as const)('%s', (_name, build, type, message) => {
     expect(build).toThrowError(type);
     expect(build).toThrowError(message);
@@ -42,6 +77,8 @@ describe('a misspelt option is refused, not silently ignored', () => {
   });
 
   it('does not guess when nothing is close', () => {
-    expect(() => bulkhead({ maxConcurrent: 1, colour: 'red' } as never)).toThrowError(/no option "colour". Known options/);
+    expect(() => bulkhead({ maxConcurrent: 1, colour: 'red' } as never)).toThrowError(
+      /no option "colour". Known options/,
+    );
   });
 });

@@ -22,7 +22,9 @@ describe('pipeline composition', () => {
   it('refuses an empty pipeline and things that are not policies', () => {
     expect(() => pipeline()).toThrowError(/at least one policy/);
     expect(() => pipeline({ kind: 'breaker' } as never)).toThrowError(/not a resilix policy/);
-    expect(() => pipeline(bulkhead({ maxConcurrent: 1 }), 42 as never)).toThrowError(/argument 1 is not a resilix policy/);
+    expect(() => pipeline(bulkhead({ maxConcurrent: 1 }), 42 as never)).toThrowError(
+      /argument 1 is not a resilix policy/,
+    );
   });
 
   it('refuses policies that read different clocks', () => {
@@ -140,7 +142,9 @@ describe('one call through a pipeline', () => {
 
   it('rejects a call with a bad per-call timeoutMs without admitting it', async () => {
     const spy = spyPolicy();
-    await expect(spy.execute(() => 1, { timeoutMs: -5 })).rejects.toThrowError(/"timeoutMs" must be a number in \(0, Infinity\]; received -5/);
+    await expect(spy.execute(() => 1, { timeoutMs: -5 })).rejects.toThrowError(
+      /"timeoutMs" must be a number in \(0, Infinity\]; received -5/,
+    );
     await expect(spy.execute(() => 1, { timeoutMs: Number.NaN })).rejects.toBeInstanceOf(RangeError);
     await expect(spy.execute('not a function' as never)).rejects.toBeInstanceOf(TypeError);
     expect(spy.admitted).toBe(0);

@@ -26,7 +26,9 @@ describe('src/ runs everywhere fetch runs', () => {
     ['the Buffer global', /\bBuffer\./],
     ['setImmediate', /\bsetImmediate\s*\(/],
   ])('contains no %s', (_name, pattern) => {
-    const offenders = files.filter((f) => pattern.test(f.text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, ''))).map((f) => f.path);
+    const offenders = files
+      .filter((f) => pattern.test(f.text.replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '')))
+      .map((f) => f.path);
     expect(offenders).toEqual([]);
   });
 

@@ -32,7 +32,10 @@ export function extractBlocks(markdown: string, file: string): CodeBlock[] {
     const match = FENCE.exec(text);
     if (open === undefined) {
       if (match === null) continue;
-      const [lang = '', ...flags] = match[3]!.trim().split(/\s+/).filter((word) => word !== '');
+      const [lang = '', ...flags] = match[3]!
+        .trim()
+        .split(/\s+/)
+        .filter((word) => word !== '');
       open = { fence: match[2]!, indent: match[1]!.length, line: index + 1, lang: lang.toLowerCase(), flags, body: [] };
       continue;
     }

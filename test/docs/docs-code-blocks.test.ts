@@ -57,9 +57,21 @@ const compiled = new Map<CodeBlock, Compiled>();
  * option, and that a fragment-tolerant guide still catches a name that `resilix` does not export.
  */
 const CANARIES: readonly CodeBlock[] = [
-  { file: 'canary/strict.md', line: 1, lang: 'ts', flags: [], code: "import { limiter } from 'resilix';\nlimiter({ minLimt: 4 });" },
-  { file: 'canary/strict.md', line: 10, lang: 'ts', flags: [], code: "console.log(url);" },
-  { file: 'docs/fetch.md', line: 100_000, lang: 'ts', flags: [], code: "import { retry } from 'resilix';\nretry(url);" },
+  {
+    file: 'canary/strict.md',
+    line: 1,
+    lang: 'ts',
+    flags: [],
+    code: "import { limiter } from 'resilix';\nlimiter({ minLimt: 4 });",
+  },
+  { file: 'canary/strict.md', line: 10, lang: 'ts', flags: [], code: 'console.log(url);' },
+  {
+    file: 'docs/fetch.md',
+    line: 100_000,
+    lang: 'ts',
+    flags: [],
+    code: "import { retry } from 'resilix';\nretry(url);",
+  },
 ];
 
 function fileNameOf(block: CodeBlock): string {
@@ -115,7 +127,9 @@ afterAll(() => {
 
 describe('the fence rules the docs test relies on', () => {
   it('reads the language and the flags of each fence, and the line it opens on', () => {
-    const md = ['# t', '```ts run', 'a();', '```', '', '```text', 'x', '```', '```ts nocheck', 'b();', '```'].join('\n');
+    const md = ['# t', '```ts run', 'a();', '```', '', '```text', 'x', '```', '```ts nocheck', 'b();', '```'].join(
+      '\n',
+    );
     const found = extractBlocks(md, 'x.md');
     expect(found.map((b) => [b.line, b.lang, b.flags.join(','), b.code])).toEqual([
       [2, 'ts', 'run', 'a();'],
@@ -127,12 +141,16 @@ describe('the fence rules the docs test relies on', () => {
   });
 
   it('refuses a document whose fence never closes', () => {
-    expect(() => extractBlocks('```ts\nconst a = 1;\n', 'broken.md')).toThrow('broken.md:1: code fence is never closed');
+    expect(() => extractBlocks('```ts\nconst a = 1;\n', 'broken.md')).toThrow(
+      'broken.md:1: code fence is never closed',
+    );
   });
 
   it('fails a block with a misspelt option, or a free name outside the fragment-tolerant guides', () => {
     expect(compiled.get(CANARIES[0]!)!.errors).toEqual([
-      expect.stringMatching(/^canary\/strict\.md:3: TS2561 Object literal may only specify known properties, but 'minLimt' does not exist/),
+      expect.stringMatching(
+        /^canary\/strict\.md:3: TS2561 Object literal may only specify known properties, but 'minLimt' does not exist/,
+      ),
     ]);
     expect(compiled.get(CANARIES[1]!)!.errors).toEqual(["canary/strict.md:11: TS2304 Cannot find name 'url'."]);
   });
@@ -160,12 +178,19 @@ describe('every ts code block in the docs compiles against the source', () => {
 const runnable = checked.filter(isRun);
 
 describe('the ts run blocks run', () => {
-  it.each(runnable.map((block) => [`${block.file}:${block.line}`, block] as const))('%s', (_name, block) => {
-    const source = compiled.get(block)!;
-    expect(source.errors).toEqual([]);
-    const path = source.path.replace(/\.ts$/, '.run.mts');
-    writeFileSync(path, block.code.replace(/from 'resilix'/g, `from ${JSON.stringify(SOURCE_ENTRY)}`) + '\nexport {};\n');
-    // A child process: a block runs as a user's script would, with its own module graph.
-    execFileSync(join(ROOT, 'node_modules/.bin/tsx'), [path], { cwd: ROOT, stdio: 'pipe', timeout: 30_000 });
-  }, 40_000);
+  it.each(runnable.map((block) => [`${block.file}:${block.line}`, block] as const))(
+    '%s',
+    (_name, block) => {
+      const source = compiled.get(block)!;
+      expect(source.errors).toEqual([]);
+      const path = source.path.replace(/\.ts$/, '.run.mts');
+      writeFileSync(
+        path,
+        block.code.replace(/from 'resilix'/g, `from ${JSON.stringify(SOURCE_ENTRY)}`) + '\nexport {};\n',
+      );
+      // A child process: a block runs as a user's script would, with its own module graph.
+      execFileSync(join(ROOT, 'node_modules/.bin/tsx'), [path], { cwd: ROOT, stdio: 'pipe', timeout: 30_000 });
+    },
+    40_000,
+  );
 });

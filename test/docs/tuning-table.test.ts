@@ -15,7 +15,10 @@ const TUNING = readFileSync(resolve(__dirname, '../../docs/tuning.md'), 'utf8');
 const ROWS: Row[] = TUNING.split('\n')
   .filter((line) => /^\| (breaker|limiter|bulkhead|timeout|KeyRegistry|resilientFetch|every policy) \|/.test(line))
   .map((line) => {
-    const [policy, option, value] = line.split('|').slice(1).map((cell) => cell.trim());
+    const [policy, option, value] = line
+      .split('|')
+      .slice(1)
+      .map((cell) => cell.trim());
     return { policy: policy!, option: option!.replace(/`/g, ''), value: value!.replace(/`/g, '') };
   });
 
@@ -56,13 +59,19 @@ describe('docs/tuning.md, the defaults table', () => {
     expect(documented('limiter', 'queueOrder')).toBe(snapshot.queueOrder);
   });
 
-  it("states the KeyRegistry cap as a fresh registry reports it", () => {
+  it('states the KeyRegistry cap as a fresh registry reports it', () => {
     expect(documented('KeyRegistry', 'maxKeys')).toBe(new KeyRegistry({ create: () => limiter() }).maxKeys);
   });
 
   it('gives every row a provenance', () => {
-    const bare = TUNING.split('\n').filter((line) => /^\| (breaker|limiter|bulkhead|timeout|KeyRegistry|resilientFetch|every policy) \|/.test(line) && /\|\s*\|\s*$/.test(line));
+    const bare = TUNING.split('\n').filter(
+      (line) =>
+        /^\| (breaker|limiter|bulkhead|timeout|KeyRegistry|resilientFetch|every policy) \|/.test(line) &&
+        /\|\s*\|\s*$/.test(line),
+    );
     expect(bare).toEqual([]);
-    expect(ROWS.length).toBeGreaterThanOrEqual(Object.keys(BREAKER_DEFAULTS).length + Object.keys(CONTROL_DEFAULTS).length);
+    expect(ROWS.length).toBeGreaterThanOrEqual(
+      Object.keys(BREAKER_DEFAULTS).length + Object.keys(CONTROL_DEFAULTS).length,
+    );
   });
 });

@@ -13,7 +13,9 @@ const PHASES: DemoPhase[] = [
 ];
 
 describe('the live demo, end to end on loopback', () => {
-  it('finds the capacity from latency, sheds the excess fast and never lets the upstream queue up', { timeout: 15_000 }, async () => {
+  it('finds the capacity from latency, sheds the excess fast and never lets the upstream queue up', {
+    timeout: 15_000,
+  }, async () => {
     const lines: string[] = [];
     const summary = await runDemo({
       phases: PHASES,
@@ -47,6 +49,8 @@ describe('the live demo, end to end on loopback', () => {
 
     // The table printed a header, one row a second, and the summary.
     expect(lines.filter((l) => /^\s+\d+\/8s\s+(quiet|busy)\s/.test(l)).length).toBeGreaterThanOrEqual(6);
-    expect(lines.some((l) => l.includes("the upstream's secret: 4 requests at a time, 40 ms each (100 req/s)"))).toBe(true);
+    expect(lines.some((l) => l.includes("the upstream's secret: 4 requests at a time, 40 ms each (100 req/s)"))).toBe(
+      true,
+    );
   });
 });

@@ -38,8 +38,18 @@ describe('resilientFetch on real sockets', { timeout: 10_000 }, () => {
     });
     const f = resilientFetch(registry);
 
-    const toSlow = Array.from({ length: 4 }, () => f(`${slow.url}/a`).then((r) => r.status, (e: unknown) => e));
-    const toFast = Array.from({ length: 2 }, () => f(`${fast.url}/b`).then((r) => r.status, (e: unknown) => e));
+    const toSlow = Array.from({ length: 4 }, () =>
+      f(`${slow.url}/a`).then(
+        (r) => r.status,
+        (e: unknown) => e,
+      ),
+    );
+    const toFast = Array.from({ length: 2 }, () =>
+      f(`${fast.url}/b`).then(
+        (r) => r.status,
+        (e: unknown) => e,
+      ),
+    );
     const slowResults = await Promise.all(toSlow);
     const fastResults = await Promise.all(toFast);
 

@@ -203,7 +203,11 @@ describe('resilientFetch', () => {
     const sent = stub.calls[0]!;
     expect(sent.input).toBe('https://api.example.com/items');
     expect(sent.init).not.toBe(init);
-    expect(sent.init).toMatchObject({ method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    expect(sent.init).toMatchObject({
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":1}',
+    });
     expect(sent.init!.signal).toBeInstanceOf(AbortSignal);
     expect(init).toEqual({ method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
   });

@@ -22,7 +22,10 @@ describe('the streaming example (examples/streaming-mark.ts)', () => {
     const spy = spyPolicy(clock);
     const stream = scriptedStream();
     const headers = deferred<Response>();
-    const complete = streamingClient(pipeline(spy), { url: 'https://llm.example.com/v1/complete', fetch: () => headers.promise });
+    const complete = streamingClient(pipeline(spy), {
+      url: 'https://llm.example.com/v1/complete',
+      fetch: () => headers.promise,
+    });
     const tokens: string[] = [];
     const done = complete('hello', (t) => tokens.push(t));
 
@@ -80,7 +83,9 @@ describe('the streaming example (examples/streaming-mark.ts)', () => {
       url: 'https://llm.example.com/v1/complete',
       fetch: (_url, init) => {
         sent = init;
-        return new Promise<Response>((_resolve, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)));
+        return new Promise<Response>((_resolve, reject) =>
+          init.signal!.addEventListener('abort', () => reject(init.signal!.reason)),
+        );
       },
     });
     const controller = new AbortController();

@@ -58,7 +58,11 @@ export async function flush(rounds = 5): Promise<void> {
 }
 
 /** A promise with its resolve/reject exposed, for calls a test finishes by hand. */
-export function deferred<T = unknown>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+export function deferred<T = unknown>(): {
+  promise: Promise<T>;
+  resolve: (v: T) => void;
+  reject: (e: unknown) => void;
+} {
   let resolve!: (v: T) => void;
   let reject!: (e: unknown) => void;
   const promise = new Promise<T>((res, rej) => {

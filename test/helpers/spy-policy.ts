@@ -19,7 +19,14 @@ export function spyPolicy(clock?: Clock): Policy & { observations: Observation[]
     port: undefined as unknown as BreakerPort,
     execute<T>(fn: Parameters<Policy['execute']>[0], options?: Parameters<Policy['execute']>[1]): Promise<T> {
       return runCall(
-        { clock: resolved, breaker: spy.port, limiter: undefined, bulkhead: undefined, timeout: undefined, classify: undefined },
+        {
+          clock: resolved,
+          breaker: spy.port,
+          limiter: undefined,
+          bulkhead: undefined,
+          timeout: undefined,
+          classify: undefined,
+        },
         fn as never,
         options,
       );

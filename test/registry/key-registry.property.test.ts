@@ -172,7 +172,11 @@ describe('KeyRegistry under random get / execute / settle / delete sequences', (
                 if (outcome === 'full' && !withOverflow) {
                   await expect(registry.execute(k, () => 'never')).rejects.toSatisfy(isTooManyKeysError);
                 } else {
-                  start(() => (outcome === 'full' ? undefined : model.values.get(k)), true, (fn) => registry.execute(k, fn));
+                  start(
+                    () => (outcome === 'full' ? undefined : model.values.get(k)),
+                    true,
+                    (fn) => registry.execute(k, fn),
+                  );
                 }
               } else {
                 let got: Executor | undefined;
@@ -188,7 +192,11 @@ describe('KeyRegistry under random get / execute / settle / delete sequences', (
                   if (outcome === 'hit') expect(model.values.get(k)).toBe(before);
                 }
                 if (step.op === 'direct' && got !== undefined) {
-                  start(() => (outcome === 'full' ? undefined : model.values.get(k)), false, (fn) => got!.execute(fn));
+                  start(
+                    () => (outcome === 'full' ? undefined : model.values.get(k)),
+                    false,
+                    (fn) => got!.execute(fn),
+                  );
                 }
               }
             }

@@ -130,7 +130,9 @@ describe('KeyRegistry: a key with calls in flight is never evicted', () => {
     await running;
     expect(registry.isBusy('a')).toBe(false);
 
-    await expect(registry.execute('a', () => Promise.reject(new Error('upstream 500')))).rejects.toThrow('upstream 500');
+    await expect(registry.execute('a', () => Promise.reject(new Error('upstream 500')))).rejects.toThrow(
+      'upstream 500',
+    );
     expect(registry.isBusy('a')).toBe(false);
     await expect(
       registry.execute('a', () => {

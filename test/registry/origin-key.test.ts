@@ -52,7 +52,9 @@ describe('originKey', () => {
 
   it('refuses a URL without a host', () => {
     expect(() => originKey('data:text/plain,hello')).toThrow(
-      new TypeError('resilix: originKey needs a URL with a host; a "data:" URL has none, so it has no origin to key by'),
+      new TypeError(
+        'resilix: originKey needs a URL with a host; a "data:" URL has none, so it has no origin to key by',
+      ),
     );
     expect(() => originKey('file:///etc/hosts')).toThrow(TypeError);
     expect(() => originKey('mailto:ops@example.com')).toThrow(TypeError);

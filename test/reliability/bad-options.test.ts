@@ -1,7 +1,15 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { limiter } from '../../src/limiter/limiter';
-import { badValues, CONSTRUCTORS, errorFor, goodValue, OPTION_TABLE, RELATIONS, renderOptionsDoc } from './support/option-table';
+import {
+  badValues,
+  CONSTRUCTORS,
+  errorFor,
+  goodValue,
+  OPTION_TABLE,
+  RELATIONS,
+  renderOptionsDoc,
+} from './support/option-table';
 
 /**
  * Issue 11, bad input: every option of every public constructor refuses a wrong type, NaN,
@@ -13,31 +21,40 @@ import { badValues, CONSTRUCTORS, errorFor, goodValue, OPTION_TABLE, RELATIONS, 
 const cases = OPTION_TABLE.flatMap((r) => badValues(r).map((b) => ({ row: r, bad: b })));
 
 describe('every public constructor refuses every bad option with a typed error naming it', () => {
-  it.each(cases.map((c) => [`${c.row.owner} ${c.row.option}: ${c.bad.label}`, c] as const))('%s', (_name, { row, bad }) => {
-    const error = errorFor(row, bad.value);
-    expect(error, `accepted ${String(bad.value)}`).toBeDefined();
-    expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
-    expect(error!.message).toContain(`resilix: ${row.owner}`);
-    const named = row.option === 'restore' ? /option "restore(\.\w+)?"/ : `"${row.option}"`;
-    if (typeof named === 'string') expect(error!.message).toContain(named);
-    else expect(error!.message).toMatch(named);
-  });
+  it.each(cases.map((c) => [`${c.row.owner} ${c.row.option}: ${c.bad.label}`, c] as const))(
+    '%s',
+    (_name, { row, bad }) => {
+      const error = errorFor(row, bad.value);
+      expect(error, `accepted ${String(bad.value)}`).toBeDefined();
+      expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
+      expect(error!.message).toContain(`resilix: ${row.owner}`);
+      const named = row.option === 'restore' ? /option "restore(\.\w+)?"/ : `"${row.option}"`;
+      if (typeof named === 'string') expect(error!.message).toContain(named);
+      else expect(error!.message).toMatch(named);
+    },
+  );
 
-  it.each(OPTION_TABLE.map((r) => [`${r.owner} ${r.option}`, r] as const))('accepts a good value for %s', (_name, row) => {
-    expect(errorFor(row, goodValue(row))).toBeUndefined();
-  });
+  it.each(OPTION_TABLE.map((r) => [`${r.owner} ${r.option}`, r] as const))(
+    'accepts a good value for %s',
+    (_name, row) => {
+      expect(errorFor(row, goodValue(row))).toBeUndefined();
+    },
+  );
 
-  it.each(RELATIONS.map((r) => [`${r.owner}: ${r.low} > ${r.high}`, r] as const))('refuses %s, naming both options', (_n, rel) => {
-    let error: unknown;
-    try {
-      CONSTRUCTORS[rel.owner]!.build(rel.options);
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(RangeError);
-    expect((error as Error).message).toContain(`"${rel.low}"`);
-    expect((error as Error).message).toContain(`"${rel.high}"`);
-  });
+  it.each(RELATIONS.map((r) => [`${r.owner}: ${r.low} > ${r.high}`, r] as const))(
+    'refuses %s, naming both options',
+    (_n, rel) => {
+      let error: unknown;
+      try {
+        CONSTRUCTORS[rel.owner]!.build(rel.options);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(RangeError);
+      expect((error as Error).message).toContain(`"${rel.low}"`);
+      expect((error as Error).message).toContain(`"${rel.high}"`);
+    },
+  );
 
   it('refuses an options argument that is not an object, in every constructor', () => {
     for (const c of Object.values(CONSTRUCTORS)) {

@@ -16,7 +16,16 @@ import { spyPolicy } from '../helpers/spy-policy';
 
 function fullPipeline(clock: Clock, extra: { classify?: (s: unknown) => never } = {}) {
   const b = breaker({ clock, minSamples: 4, consecutiveFailures: 3, openMs: 1_000 });
-  const l = limiter({ clock, algorithm: 'vegas', initialLimit: 4, minLimit: 2, maxLimit: 10, minWindowMs: 0, updateIntervalMs: 0, minSamples: 2 });
+  const l = limiter({
+    clock,
+    algorithm: 'vegas',
+    initialLimit: 4,
+    minLimit: 2,
+    maxLimit: 10,
+    minWindowMs: 0,
+    updateIntervalMs: 0,
+    minSamples: 2,
+  });
   const bh = bulkhead({ maxConcurrent: 8, clock });
   const p = pipeline(b, l, bh, timeout({ timeoutMs: 1_000, clock }), extra);
   return { b, l, bh, p };
@@ -157,10 +166,20 @@ class ScriptedClock implements Clock {
 describe('the clock misbehaves', () => {
   it('never reports a negative or NaN latency when the clock steps backwards or reads NaN', async () => {
     const readings: number[] = [];
-    for (let i = 0; i < 400; i++) readings.push(i % 7 === 3 ? Number.NaN : i % 5 === 4 ? 1_000 + i * 10 - 5_000 : 1_000 + i * 10);
+    for (let i = 0; i < 400; i++)
+      readings.push(i % 7 === 3 ? Number.NaN : i % 5 === 4 ? 1_000 + i * 10 - 5_000 : 1_000 + i * 10);
     const clock = new ScriptedClock(readings);
     const spy = spyPolicy(clock);
-    const l = limiter({ clock, algorithm: 'gradient2', initialLimit: 4, minLimit: 2, maxLimit: 10, minWindowMs: 0, updateIntervalMs: 0, minSamples: 2 });
+    const l = limiter({
+      clock,
+      algorithm: 'gradient2',
+      initialLimit: 4,
+      minLimit: 2,
+      maxLimit: 10,
+      minWindowMs: 0,
+      updateIntervalMs: 0,
+      minSamples: 2,
+    });
     const p = pipeline(spy, l, bulkhead({ maxConcurrent: 8, clock }), timeout({ timeoutMs: 60_000, clock }));
     for (let i = 0; i < 40; i++) await p.execute(async () => i);
     expect(spy.observations).toHaveLength(40);
@@ -198,7 +217,16 @@ describe('low-level permits misused', () => {
   it('keeps the limit finite and inside its guardrails after settles with NaN, negative and infinite latency', () => {
     const clock = new FakeClock();
     for (const algorithm of ['vegas', 'gradient2', 'aimd'] as const) {
-      const l = limiter({ clock, algorithm, initialLimit: 5, minLimit: 2, maxLimit: 9, minWindowMs: 0, updateIntervalMs: 0, minSamples: 1 });
+      const l = limiter({
+        clock,
+        algorithm,
+        initialLimit: 5,
+        minLimit: 2,
+        maxLimit: 9,
+        minWindowMs: 0,
+        updateIntervalMs: 0,
+        minSamples: 1,
+      });
       const bad = [Number.NaN, -5, -Infinity, Infinity, 0, Number.NaN];
       for (let round = 0; round < 30; round++) {
         const permit = l.tryAcquire()!;
@@ -241,16 +269,18 @@ describe('a burst of 100 000 calls at once', () => {
     const calls: Array<Promise<void>> = [];
     for (let i = 0; i < 100_000; i++) {
       calls.push(
-        p.execute(async () => {
-          ran++;
-          await gate.promise;
-        }).then(
-          () => {},
-          (e: unknown) => {
-            if (isLimitExceededError(e)) shed++;
-            else other++;
-          },
-        ),
+        p
+          .execute(async () => {
+            ran++;
+            await gate.promise;
+          })
+          .then(
+            () => {},
+            (e: unknown) => {
+              if (isLimitExceededError(e)) shed++;
+              else other++;
+            },
+          ),
       );
     }
     await flush();

@@ -19,7 +19,14 @@ function rig(options: { limit?: number; maxConcurrent?: number; timeoutMs?: numb
   const clock = new FakeClock();
   const b = breaker({ clock });
   const limit = options.limit ?? 1;
-  const l = limiter({ clock, algorithm: 'fixed', initialLimit: limit, minLimit: 1, maxLimit: limit, queueOrder: options.queueOrder });
+  const l = limiter({
+    clock,
+    algorithm: 'fixed',
+    initialLimit: limit,
+    minLimit: 1,
+    maxLimit: limit,
+    queueOrder: options.queueOrder,
+  });
   const bh = bulkhead({ maxConcurrent: options.maxConcurrent ?? 10, clock });
   const p = pipeline(b, l, bh, timeout({ timeoutMs: options.timeoutMs ?? 100, clock }));
   const fail = () => p.execute(() => Promise.reject(new Error('503'))).catch(() => 'failed');

@@ -208,14 +208,14 @@ class SettlePermit implements Cmd {
 }
 
 const executeArb = fc
-    .tuple(
-      fc.constantFrom<HowFnEnds>('deferred', 'deferred', 'deferred', 'deferred', 'throws-sync', 'returns-plain'),
-      fc.constantFrom<number | undefined>(undefined, undefined, 50, 5_000, Infinity),
-    )
-    .map(([how, t]) => new Execute(how, t));
+  .tuple(
+    fc.constantFrom<HowFnEnds>('deferred', 'deferred', 'deferred', 'deferred', 'throws-sync', 'returns-plain'),
+    fc.constantFrom<number | undefined>(undefined, undefined, 50, 5_000, Infinity),
+  )
+  .map(([how, t]) => new Execute(how, t));
 const finishArb = fc
-    .tuple(fc.nat(), fc.constantFrom<Verdict | 'classifier-throws' | 'throw'>(...FINISHES, 'throw', 'ok', 'ok'))
-    .map(([pick, verdict]) => new Finish(pick, verdict));
+  .tuple(fc.nat(), fc.constantFrom<Verdict | 'classifier-throws' | 'throw'>(...FINISHES, 'throw', 'ok', 'ok'))
+  .map(([pick, verdict]) => new Finish(pick, verdict));
 
 /** fc.commands picks uniformly among these: arrivals and finishes are listed more than once to dominate. */
 const commands = [

@@ -48,18 +48,15 @@ describe('Ewma', () => {
 
   it.each([0, -0.1, 1.01, Number.NaN])('rejects alpha %s with a RangeError', (alpha) => {
     expect(() => new Ewma({ alpha, warmupSamples: 1 })).toThrow(
-      `Ewma: alpha must be a finite number in (0, 1], got ${alpha}`
+      `Ewma: alpha must be a finite number in (0, 1], got ${alpha}`,
     );
   });
 
-  it.each([0, -1, 2.5, Number.NaN])(
-    'rejects warmupSamples %s with a RangeError',
-    (warmupSamples) => {
-      expect(() => new Ewma({ alpha: 0.2, warmupSamples })).toThrow(
-        `Ewma: warmupSamples must be a positive integer, got ${warmupSamples}`
-      );
-    }
-  );
+  it.each([0, -1, 2.5, Number.NaN])('rejects warmupSamples %s with a RangeError', (warmupSamples) => {
+    expect(() => new Ewma({ alpha: 0.2, warmupSamples })).toThrow(
+      `Ewma: warmupSamples must be a positive integer, got ${warmupSamples}`,
+    );
+  });
 
   it('accepts alpha 1 (no smoothing: follows the latest value)', () => {
     const ewma = new Ewma({ alpha: 1, warmupSamples: 1 });
@@ -84,8 +81,8 @@ describe('Ewma', () => {
             expect(output).toBeGreaterThanOrEqual(Math.min(...seen));
             expect(output).toBeLessThanOrEqual(Math.max(...seen));
           });
-        }
-      )
+        },
+      ),
     );
   });
 
@@ -98,8 +95,8 @@ describe('Ewma', () => {
           for (const x of values) ewma.add(x);
           const mean = values.reduce((sum, x) => sum + x, 0) / values.length;
           expect(ewma.value()).toBeCloseTo(mean, 6);
-        }
-      )
+        },
+      ),
     );
   });
 });

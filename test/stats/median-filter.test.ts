@@ -20,9 +20,7 @@ describe('MedianFilter', () => {
 
   it('with size 5 rejects two spikes in a row but needs three windows to follow a step', () => {
     const filter = new MedianFilter(5);
-    expect([20, 20, 20, 500, 500, 20].map((p90Ms) => filter.add(p90Ms))).toEqual([
-      20, 20, 20, 20, 20, 20,
-    ]);
+    expect([20, 20, 20, 500, 500, 20].map((p90Ms) => filter.add(p90Ms))).toEqual([20, 20, 20, 20, 20, 20]);
     filter.reset();
     expect([20, 20, 20, 20, 20, 50, 50, 50].map((p90Ms) => filter.add(p90Ms))).toEqual([
       20, 20, 20, 20, 20, 20, 20, 50,
@@ -52,9 +50,7 @@ describe('MedianFilter', () => {
   });
 
   it.each([0, 2, 4, 17, 3.5, Number.NaN])('rejects size %s with a RangeError', (size) => {
-    expect(() => new MedianFilter(size)).toThrow(
-      `MedianFilter: size must be an odd integer from 1 to 15, got ${size}`
-    );
+    expect(() => new MedianFilter(size)).toThrow(`MedianFilter: size must be an odd integer from 1 to 15, got ${size}`);
   });
 
   describe('properties', () => {
@@ -72,7 +68,7 @@ describe('MedianFilter', () => {
             const output = filter.add(x);
             expect(values.slice(Math.max(0, index + 1 - size), index + 1)).toContain(output);
           });
-        })
+        }),
       );
     });
 
@@ -84,7 +80,7 @@ describe('MedianFilter', () => {
           const recent = values.slice(-size).sort((a, b) => a - b);
           // + 0 folds -0 into 0: the two compare equal, so either may be the median.
           expect(filter.value() + 0).toBe((recent[(recent.length - 1) >> 1] as number) + 0);
-        })
+        }),
       );
     });
   });

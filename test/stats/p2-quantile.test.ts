@@ -5,8 +5,8 @@ import { exactQuantile } from './support/latency-samples';
 
 /** The worked example of Jain & Chlamtac (1985), Table I: twenty values, p = 0.5. */
 const PAPER_VALUES = [
-  0.02, 0.15, 0.74, 3.39, 0.83, 22.37, 10.15, 15.43, 38.62, 15.92, 34.6, 10.28, 1.47, 0.4, 0.05,
-  11.39, 0.27, 0.42, 0.09, 11.37,
+  0.02, 0.15, 0.74, 3.39, 0.83, 22.37, 10.15, 15.43, 38.62, 15.92, 34.6, 10.28, 1.47, 0.4, 0.05, 11.39, 0.27, 0.42,
+  0.09, 11.37,
 ];
 
 /** Any finite doubles, extremes included: the invariants must survive overflow in the formulas. */
@@ -28,9 +28,7 @@ describe('P2Quantile', () => {
     const median = new P2Quantile(0.5);
     for (const x of PAPER_VALUES) median.add(x);
     const { heights, positions } = markersOf(median);
-    expect(heights.map((height) => Number(height.toFixed(2)))).toEqual([
-      0.02, 0.49, 4.44, 17.2, 38.62,
-    ]);
+    expect(heights.map((height) => Number(height.toFixed(2)))).toEqual([0.02, 0.49, 4.44, 17.2, 38.62]);
     expect(positions).toEqual([1, 6, 10, 16, 20]);
     expect(median.value()).toBeCloseTo(4.4406, 4);
   });
@@ -60,8 +58,7 @@ describe('P2Quantile', () => {
 
   it('ignores NaN and infinities without counting them', () => {
     const p90 = new P2Quantile(0.9);
-    for (const x of [1, Number.NaN, 2, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY])
-      p90.add(x);
+    for (const x of [1, Number.NaN, 2, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) p90.add(x);
     expect(p90.count).toBe(2);
     expect(p90.value()).toBeCloseTo(1.9, 12);
   });
@@ -93,9 +90,9 @@ describe('P2Quantile', () => {
     (quantile) => {
       expect(() => new P2Quantile(quantile)).toThrow(RangeError);
       expect(() => new P2Quantile(quantile)).toThrow(
-        `quantile must be a finite number strictly between 0 and 1, got ${quantile}`
+        `quantile must be a finite number strictly between 0 and 1, got ${quantile}`,
       );
-    }
+    },
   );
 
   describe('properties', () => {
@@ -110,8 +107,8 @@ describe('P2Quantile', () => {
             const estimate = estimator.value();
             expect(estimate).toBeGreaterThanOrEqual(Math.min(...values));
             expect(estimate).toBeLessThanOrEqual(Math.max(...values));
-          }
-        )
+          },
+        ),
       );
     });
 
@@ -129,7 +126,7 @@ describe('P2Quantile', () => {
             expect(positions[0]).toBe(1);
             expect(positions[positions.length - 1]).toBe(estimator.count);
           }
-        })
+        }),
       );
     });
 
@@ -145,8 +142,8 @@ describe('P2Quantile', () => {
             // + 0 folds -0 into 0: the two compare equal, so either may be the extreme.
             expect((heights[0] as number) + 0).toBe(Math.min(...values) + 0);
             expect((heights[4] as number) + 0).toBe(Math.max(...values) + 0);
-          }
-        )
+          },
+        ),
       );
     });
 
@@ -159,8 +156,8 @@ describe('P2Quantile', () => {
             const estimator = new P2Quantile(quantile);
             for (const x of values) estimator.add(x);
             expect(estimator.value()).toBeCloseTo(exactQuantile(values, quantile), 6);
-          }
-        )
+          },
+        ),
       );
     });
   });

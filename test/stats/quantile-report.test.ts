@@ -24,49 +24,40 @@ function cell(estimator: string, distribution: string, windowSize: number): Accu
     (candidate) =>
       candidate.estimator === estimator &&
       candidate.distribution === distribution &&
-      candidate.windowSize === windowSize
+      candidate.windowSize === windowSize,
   );
-  if (found === undefined)
-    throw new Error(`no cell ${estimator} / ${distribution} / ${windowSize}`);
+  if (found === undefined) throw new Error(`no cell ${estimator} / ${distribution} / ${windowSize}`);
   return found;
 }
 
-function cells(
-  estimator: string,
-  distributions: readonly string[],
-  windowSizes: readonly number[]
-) {
+function cells(estimator: string, distributions: readonly string[], windowSizes: readonly number[]) {
   return distributions.flatMap((distribution) =>
-    windowSizes.map((windowSize) => cell(estimator, distribution, windowSize))
+    windowSizes.map((windowSize) => cell(estimator, distribution, windowSize)),
   );
 }
 
 describe('quantile estimator report (ADR 0016)', () => {
   it('hybrid 64 is exact on every window of 10 and 50 values, on every distribution', () => {
     for (const measured of cells('hybrid 64', ALL, [10, 50])) {
-      expect(measured.p95RelativeError, `${measured.distribution} n=${measured.windowSize}`).toBe(
-        0
-      );
+      expect(measured.p95RelativeError, `${measured.distribution} n=${measured.windowSize}`).toBe(0);
     }
   });
 
   it('hybrid 64 keeps the median error at or under 7% on windows of 250 and 1000, gap mix aside', () => {
     const distributions = ALL.filter((name) => name !== GAP_MIX);
     for (const measured of cells('hybrid 64', distributions, [250, 1000])) {
-      expect(
-        measured.medianRelativeError,
-        `${measured.distribution} n=${measured.windowSize}`
-      ).toBeLessThanOrEqual(0.07);
+      expect(measured.medianRelativeError, `${measured.distribution} n=${measured.windowSize}`).toBeLessThanOrEqual(
+        0.07,
+      );
     }
   });
 
   it('hybrid 64 is never more than 1 point (median) worse than P² alone', () => {
     for (const measured of cells('hybrid 64', ALL, [10, 50, 250, 1000])) {
       const p2 = cell('P²', measured.distribution, measured.windowSize);
-      expect(
-        measured.medianRelativeError,
-        `${measured.distribution} n=${measured.windowSize}`
-      ).toBeLessThanOrEqual(p2.medianRelativeError + 0.01);
+      expect(measured.medianRelativeError, `${measured.distribution} n=${measured.windowSize}`).toBeLessThanOrEqual(
+        p2.medianRelativeError + 0.01,
+      );
     }
   });
 
@@ -101,9 +92,7 @@ describe('quantile estimator report (ADR 0016)', () => {
   });
 
   it('one key holds at most 1 064 payload bytes of statistics with hybrid 64, inside the 2 KB budget', () => {
-    const perKey = measureMemory(false).find((row) =>
-      row.estimator.startsWith('per key: hybrid 64')
-    );
+    const perKey = measureMemory(false).find((row) => row.estimator.startsWith('per key: hybrid 64'));
     expect(perKey?.payloadBytes).toBe(1064);
     expect(perKey?.payloadBytes).toBeLessThanOrEqual(BUDGET_BYTES_PER_KEY);
   });

@@ -1,9 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_CORRELATION_CAPACITY,
-  RollingCorrelation,
-} from '../../src/stats/rolling-correlation';
+import { DEFAULT_CORRELATION_CAPACITY, RollingCorrelation } from '../../src/stats/rolling-correlation';
 
 /** Textbook Pearson r over float32-rounded pairs (what the ring stores). */
 function pearson(pairs: readonly (readonly [number, number])[]): number {
@@ -31,15 +28,13 @@ describe('RollingCorrelation', () => {
 
   it('reports +1 for throughput rising linearly with inflight', () => {
     const correlation = new RollingCorrelation();
-    for (let inflight = 1; inflight <= 10; inflight++)
-      correlation.add(inflight, 100 * inflight + 5);
+    for (let inflight = 1; inflight <= 10; inflight++) correlation.add(inflight, 100 * inflight + 5);
     expect(correlation.value()).toBeCloseTo(1, 12);
   });
 
   it('reports -1 for throughput falling linearly with inflight', () => {
     const correlation = new RollingCorrelation();
-    for (let inflight = 1; inflight <= 10; inflight++)
-      correlation.add(inflight, 1000 - 10 * inflight);
+    for (let inflight = 1; inflight <= 10; inflight++) correlation.add(inflight, 1000 - 10 * inflight);
     expect(correlation.value()).toBeCloseTo(-1, 12);
   });
 
@@ -111,7 +106,7 @@ describe('RollingCorrelation', () => {
 
   it.each([2, 4097, 10.5])('rejects capacity %s with a RangeError', (capacity) => {
     expect(() => new RollingCorrelation(capacity)).toThrow(
-      `RollingCorrelation: capacity must be an integer from 3 to 4096, got ${capacity}`
+      `RollingCorrelation: capacity must be an integer from 3 to 4096, got ${capacity}`,
     );
   });
 
@@ -119,9 +114,9 @@ describe('RollingCorrelation', () => {
     const pairs = fc.array(
       fc.tuple(
         fc.double({ noNaN: true, noDefaultInfinity: true }),
-        fc.double({ noNaN: true, noDefaultInfinity: true })
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
       ),
-      { maxLength: 80 }
+      { maxLength: 80 },
     );
 
     it('stays within [-1, 1] and is never NaN', () => {
@@ -133,14 +128,14 @@ describe('RollingCorrelation', () => {
           expect(Number.isNaN(r)).toBe(false);
           expect(r).toBeGreaterThanOrEqual(-1);
           expect(r).toBeLessThanOrEqual(1);
-        })
+        }),
       );
     });
 
     it('matches textbook Pearson on the last `capacity` pairs of latency-scale data', () => {
       const scaled = fc.array(
         fc.tuple(fc.integer({ min: 0, max: 500 }), fc.double({ min: 0, max: 10_000, noNaN: true })),
-        { minLength: 3, maxLength: 80 }
+        { minLength: 3, maxLength: 80 },
       );
       fc.assert(
         fc.property(scaled, (values) => {
@@ -149,7 +144,7 @@ describe('RollingCorrelation', () => {
           const expected = pearson(values.slice(-DEFAULT_CORRELATION_CAPACITY));
           fc.pre(Number.isFinite(expected) && correlation.value() !== 0);
           expect(correlation.value()).toBeCloseTo(expected, 9);
-        })
+        }),
       );
     });
 
@@ -163,7 +158,7 @@ describe('RollingCorrelation', () => {
             swapped.add(y, x);
           }
           expect(forward.value()).toBe(swapped.value());
-        })
+        }),
       );
     });
   });

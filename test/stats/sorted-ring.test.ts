@@ -46,7 +46,7 @@ describe('SortedRing', () => {
 
   it.each([0, 65, 2.5, Number.NaN])('rejects capacity %s with a RangeError', (capacity) => {
     expect(() => new SortedRing({ quantile: 0.9, capacity })).toThrow(
-      `SortedRing: capacity must be an integer from 1 to 64, got ${capacity}`
+      `SortedRing: capacity must be an integer from 1 to 64, got ${capacity}`,
     );
   });
 
@@ -64,8 +64,8 @@ describe('SortedRing', () => {
           const ring = new SortedRing({ quantile, capacity });
           for (const x of values) ring.add(x);
           expect(ring.value()).toBeCloseTo(exactQuantile(values.slice(-capacity), quantile), 6);
-        }
-      )
+        },
+      ),
     );
   });
 });

@@ -59,7 +59,7 @@ describe('WindowQuantile', () => {
 
   it.each([9, 65, 12.5])('rejects exactCapacity %s with a RangeError', (exactCapacity) => {
     expect(() => new WindowQuantile({ quantile: 0.9, exactCapacity })).toThrow(
-      `WindowQuantile: exactCapacity must be an integer from 10 to 64, got ${exactCapacity}`
+      `WindowQuantile: exactCapacity must be an integer from 10 to 64, got ${exactCapacity}`,
     );
   });
 
@@ -80,8 +80,8 @@ describe('WindowQuantile', () => {
             const estimator = new WindowQuantile({ quantile });
             for (const x of values) estimator.add(x);
             expect(estimator.value()).toBeCloseTo(exactQuantile(values, quantile), 6);
-          }
-        )
+          },
+        ),
       );
     });
 
@@ -96,8 +96,8 @@ describe('WindowQuantile', () => {
             for (const x of values) estimator.add(x);
             expect(estimator.value()).toBeGreaterThanOrEqual(Math.min(...values));
             expect(estimator.value()).toBeLessThanOrEqual(Math.max(...values));
-          }
-        )
+          },
+        ),
       );
     });
   });

@@ -22,7 +22,10 @@ import { fixture } from './fixtures';
  */
 class RecordingMeter implements Meter {
   private readonly noop = createNoopMeter();
-  readonly instruments = new Map<string, { kind: string; options: MetricOptions | undefined; instrument: Observable }>();
+  readonly instruments = new Map<
+    string,
+    { kind: string; options: MetricOptions | undefined; instrument: Observable }
+  >();
   readonly added: Array<{ value: number; attributes: Attributes | undefined; name: string }> = [];
   private callbacks: Array<{ callback: BatchObservableCallback; observables: Observable[] }> = [];
 
@@ -99,7 +102,9 @@ describe('the OpenTelemetry recipe (examples/telemetry-otel.ts)', () => {
   it('declares gauges for levels and counters for running totals, with units', () => {
     const meter = new RecordingMeter();
     observeResilix(meter, {});
-    const kinds = Object.fromEntries([...meter.instruments].map(([name, e]) => [name, `${e.kind} ${e.options?.unit ?? ''}`]));
+    const kinds = Object.fromEntries(
+      [...meter.instruments].map(([name, e]) => [name, `${e.kind} ${e.options?.unit ?? ''}`]),
+    );
     expect(kinds).toEqual({
       'resilix.limiter.limit': 'gauge {call}',
       'resilix.limiter.inflight': 'gauge {call}',

@@ -132,7 +132,9 @@ describe('resilix inside workerd', { timeout: BOUND_MS }, () => {
     expect(upstream.served).toBe(6);
     // Three waves of two: the last wave waited for two others to finish.
     expect(Math.max(...bodies.map((b) => b.waitedMs))).toBeGreaterThanOrEqual(550);
-    const stats = await get<{ limit: number; inflight: number; queued: number; admitted: number; shed: number }>('/stats');
+    const stats = await get<{ limit: number; inflight: number; queued: number; admitted: number; shed: number }>(
+      '/stats',
+    );
     expect(stats).toMatchObject({ limit: 2, inflight: 0, queued: 0, admitted: 6, shed: 0 });
   });
 

@@ -89,7 +89,13 @@ export function vegasUnit(limit: number): number {
  * at most L (no more can queue than are in flight), with the baseline floored at MIN_BASELINE_MS;
  * 0 when the latency is within the noise of the baseline, or unknown.
  */
-export function queueEstimate(limit: number, baselineMs: number, latencyMs: number, tail: number, noise: number): number {
+export function queueEstimate(
+  limit: number,
+  baselineMs: number,
+  latencyMs: number,
+  tail: number,
+  noise: number,
+): number {
   if (!(latencyMs > 0)) return 0;
   const floored = baselineMs > MIN_BASELINE_MS ? baselineMs : MIN_BASELINE_MS;
   const excess = 1 - floored / latencyMs - noise;
@@ -127,7 +133,13 @@ export function createVegas(settings: VegasSettings): LimitAlgorithm {
       const beta = BETA_FACTOR * unit;
       const ratio = window.tailRatio;
       const tail = ratio > 1 ? (ratio < MAX_TAIL_RATIO ? ratio : MAX_TAIL_RATIO) : 1;
-      const queueUse = queueEstimate(estimate, window.baselineMs, window.latencyMs, tail, NOISE_Z * window.quantileNoise);
+      const queueUse = queueEstimate(
+        estimate,
+        window.baselineMs,
+        window.latencyMs,
+        tail,
+        NOISE_Z * window.quantileNoise,
+      );
       if (queueUse <= unit) {
         // Netflix grows by beta here; we grow by at least one step and at most double (ours): at
         // L = 1 a fixed 6 would multiply the limit by 7 in one window.

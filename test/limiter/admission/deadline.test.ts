@@ -144,8 +144,21 @@ describe('queue wait counts against the caller deadline', () => {
       const fake = new FakeClock();
       const clock = resolveClock(fake, 'test');
       const controller = new StandInController(1);
-      const admission = new Admission({ clock, controller, queueing: { initialFactor: 2, maxFactor: 3 }, queueOrder: 'fifo', random: () => 0.5 });
-      const p: CallPlan = { clock, breaker: undefined, limiter: admission, bulkhead: undefined, timeout: undefined, classify: undefined };
+      const admission = new Admission({
+        clock,
+        controller,
+        queueing: { initialFactor: 2, maxFactor: 3 },
+        queueOrder: 'fifo',
+        random: () => 0.5,
+      });
+      const p: CallPlan = {
+        clock,
+        breaker: undefined,
+        limiter: admission,
+        bulkhead: undefined,
+        timeout: undefined,
+        classify: undefined,
+      };
       const first = deferred<string>();
       const running = runCall(p, () => first.promise, { timeoutMs: 1_000 });
       const second = deferred<string>();

@@ -46,7 +46,10 @@ describe('limiter() options', () => {
 
   it('keeps the gradual zone one limit wide when only initialFactor is raised', () => {
     expect(limiter({ queueing: { initialFactor: 4 } }).snapshot().queueing).toEqual({ initialFactor: 4, maxFactor: 5 });
-    expect(limiter({ queueing: { initialFactor: 1.5 } }).snapshot().queueing).toEqual({ initialFactor: 1.5, maxFactor: 3 });
+    expect(limiter({ queueing: { initialFactor: 1.5 } }).snapshot().queueing).toEqual({
+      initialFactor: 1.5,
+      maxFactor: 3,
+    });
   });
 
   it('turns queueing off with false and back to the defaults with true', () => {
@@ -55,15 +58,43 @@ describe('limiter() options', () => {
   });
 
   it.each([
-    [{ queueing: 3 }, TypeError, 'resilix: limiter option "queueing" must be false or an object { initialFactor, maxFactor }; received number'],
-    [{ queueing: { initialFactor: 0.5 } }, RangeError, 'resilix: limiter option "queueing.initialFactor" must be a number in [1, Infinity); received 0.5'],
-    [{ queueing: { maxFactor: Infinity } }, RangeError, 'resilix: limiter option "queueing.maxFactor" must be a number in [1, Infinity); received Infinity'],
-    [{ queueing: { initialFactor: 3, maxFactor: 2 } }, RangeError, 'resilix: limiter option "queueing.initialFactor" (3) must not exceed "queueing.maxFactor" (2)'],
-    [{ queueOrder: 'random' }, RangeError, 'resilix: limiter option "queueOrder" must be one of "fifo", "lifo"; received "random"'],
+    [
+      { queueing: 3 },
+      TypeError,
+      'resilix: limiter option "queueing" must be false or an object { initialFactor, maxFactor }; received number',
+    ],
+    [
+      { queueing: { initialFactor: 0.5 } },
+      RangeError,
+      'resilix: limiter option "queueing.initialFactor" must be a number in [1, Infinity); received 0.5',
+    ],
+    [
+      { queueing: { maxFactor: Infinity } },
+      RangeError,
+      'resilix: limiter option "queueing.maxFactor" must be a number in [1, Infinity); received Infinity',
+    ],
+    [
+      { queueing: { initialFactor: 3, maxFactor: 2 } },
+      RangeError,
+      'resilix: limiter option "queueing.initialFactor" (3) must not exceed "queueing.maxFactor" (2)',
+    ],
+    [
+      { queueOrder: 'random' },
+      RangeError,
+      'resilix: limiter option "queueOrder" must be one of "fifo", "lifo"; received "random"',
+    ],
     [{ random: 0.5 }, TypeError, 'resilix: limiter option "random" must be a function; received 0.5'],
     [{ classify: 'ok' }, TypeError, 'resilix: limiter option "classify" must be a function; received "ok"'],
-    [{ algorithm: 'pid' }, RangeError, 'resilix: limiter option "algorithm" must be one of "vegas", "gradient2", "aimd", "fixed"; received "pid"'],
-    [{ clock: {} }, TypeError, 'resilix: limiter option "clock" must be an object with a now() function; received object'],
+    [
+      { algorithm: 'pid' },
+      RangeError,
+      'resilix: limiter option "algorithm" must be one of "vegas", "gradient2", "aimd", "fixed"; received "pid"',
+    ],
+    [
+      { clock: {} },
+      TypeError,
+      'resilix: limiter option "clock" must be an object with a now() function; received object',
+    ],
   ])('refuses %j at construction, naming the option, the range and the value', (options, type, message) => {
     expect(() => limiter(options as never)).toThrow(type);
     expect(() => limiter(options as never)).toThrow(message);
@@ -147,7 +178,13 @@ describe('limiter() as a policy', () => {
 describe('live resize of a shared limiter', () => {
   it('starts waiting calls at once when the limit rises, for every caller sharing it', async () => {
     // a coin that never sheds below 3 x limit: all 30 calls run or wait
-    const l = limiter({ algorithm: 'fixed', initialLimit: 10, minLimit: 1, clock: new FakeClock(), random: () => 0.999 });
+    const l = limiter({
+      algorithm: 'fixed',
+      initialLimit: 10,
+      minLimit: 1,
+      clock: new FakeClock(),
+      random: () => 0.999,
+    });
     const a = hold(l, 15);
     const b = hold(l, 15);
     await flush();
@@ -197,7 +234,9 @@ describe('live resize of a shared limiter', () => {
   ])('refuses resize(%s)', (value, type, detail) => {
     const l = limiter({ clock: new FakeClock() });
     expect(() => l.resize(value as number)).toThrow(type);
-    expect(() => l.resize(value as number)).toThrow(`resilix: limiter.resize(limit) needs a number in [1, Infinity); ${detail}`);
+    expect(() => l.resize(value as number)).toThrow(
+      `resilix: limiter.resize(limit) needs a number in [1, Infinity); ${detail}`,
+    );
   });
 
   it('admits waiters inside the settle whose window raised the limit', async () => {

@@ -157,7 +157,11 @@ describe('admission under any interleaving (model test)', () => {
           }
 
           // Wind down: settle whatever holds a slot and let deadlines pass, until nothing is left.
-          for (let round = 0; round < 1_000 && (held.length > 0 || admission.queued > 0 || admission.inflight > 0); round++) {
+          for (
+            let round = 0;
+            round < 1_000 && (held.length > 0 || admission.queued > 0 || admission.inflight > 0);
+            round++
+          ) {
             await flush();
             while (held.length > 0) settle(0, 'ok', false);
             clock.advance(100);

@@ -31,9 +31,7 @@ describe('the retry hint on a shed call', () => {
     fill(h.admission, 10);
     const error = await shed(h);
     expect(error.retryAfterMs).toBeUndefined();
-    expect(error.message).toBe(
-      'resilix: the limiter shed the call (10 running and 20 waiting against a limit of 10)',
-    );
+    expect(error.message).toBe('resilix: the limiter shed the call (10 running and 20 waiting against a limit of 10)');
   });
 
   it('is the time for the calls ahead to drain at the measured pace: 21 calls at 0.1 per ms is 210 ms', async () => {

@@ -3,7 +3,9 @@ import { limiter } from '../../../src/limiter/index';
 
 describe('limiter options', () => {
   it('refuses a misspelt option instead of silently using the default', () => {
-    expect(() => limiter({ maxLimt: 50 } as never)).toThrowError(/limiter has no option "maxLimt"; did you mean "maxLimit"\?/);
+    expect(() => limiter({ maxLimt: 50 } as never)).toThrowError(
+      /limiter has no option "maxLimt"; did you mean "maxLimit"\?/,
+    );
     expect(() => limiter({ queueOrdr: 'fifo' } as never)).toThrowError(/did you mean "queueOrder"/);
   });
 

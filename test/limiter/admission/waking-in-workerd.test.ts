@@ -40,7 +40,11 @@ beforeAll(async () => {
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
   dir = await mkdtemp(join(tmpdir(), 'resilix-waking-'));
   await build({
-    stdin: { contents: `export * from ${JSON.stringify(join(root, 'src/limiter/index.ts'))};`, resolveDir: root, loader: 'ts' },
+    stdin: {
+      contents: `export * from ${JSON.stringify(join(root, 'src/limiter/index.ts'))};`,
+      resolveDir: root,
+      loader: 'ts',
+    },
     bundle: true,
     format: 'esm',
     platform: 'neutral',

@@ -158,7 +158,11 @@ describe('waking a waiter', () => {
     c.now = 200;
     running!.settle(OK);
     await flush();
-    expect([old.outcome.status, newer.outcome.status, newest.outcome.status]).toEqual(['refused', 'pending', 'admitted']);
+    expect([old.outcome.status, newer.outcome.status, newest.outcome.status]).toEqual([
+      'refused',
+      'pending',
+      'admitted',
+    ]);
     expect(admission.queued).toBe(1);
   });
 

@@ -71,7 +71,9 @@ describe('resolveControlConfig', () => {
     expect(() => resolveControlConfig({ minLimit: 50, maxLimit: 10 })).toThrow(
       'resilix: limiter option "minLimit" (50) must not exceed "maxLimit" (10)',
     );
-    expect(() => resolveControlConfig({ initialLimit: 300 })).toThrow('"initialLimit" (300) must not exceed "maxLimit" (200)');
+    expect(() => resolveControlConfig({ initialLimit: 300 })).toThrow(
+      '"initialLimit" (300) must not exceed "maxLimit" (200)',
+    );
     expect(() => resolveControlConfig({ minWindowMs: 5_000, maxWindowMs: 1_000 })).toThrow(RangeError);
   });
 
@@ -247,7 +249,13 @@ describe('the control loop: telemetry', () => {
   it('records the last decision in the snapshot even when the limit held', () => {
     const controller = loop();
     feedWindows(controller, 1, 0);
-    expect(controller.snapshot().lastChange).toEqual({ from: 20, to: 20, direction: 'hold', reason: 'warming-up', at: 2_000 });
+    expect(controller.snapshot().lastChange).toEqual({
+      from: 20,
+      to: 20,
+      direction: 'hold',
+      reason: 'warming-up',
+      at: 2_000,
+    });
   });
 
   it('resizes on setLimit, clamped, with reason manual', () => {
@@ -286,7 +294,12 @@ describe('the control loop: the idle rule (adr/0031)', () => {
     const { controller, clampedAt } = clamped();
     expect(controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 60_000, 1)).toBe(true);
     expect(controller.limit).toBe(12);
-    expect(controller.snapshot().lastChange).toMatchObject({ from: 4, to: 12, direction: 'grow', reason: 'idle-reset' });
+    expect(controller.snapshot().lastChange).toMatchObject({
+      from: 4,
+      to: 12,
+      direction: 'grow',
+      reason: 'idle-reset',
+    });
   });
 
   it('relaxes once per gap, even when the settle that ends it teaches nothing', () => {

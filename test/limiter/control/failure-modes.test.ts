@@ -75,10 +75,19 @@ describe('failure mode 2: fast failures (1 ms errors) lower the baseline or rais
     const end = feedWindows(controller, 4, 0); // baseline 100 ms, limit 36
     const before = controller.snapshot();
     for (let i = 0; i < 20; i++) {
-      feed(controller, { count: 1_000, fromMs: end + i * 30_000, toMs: end + (i + 1) * 30_000, verdict: 'failure', latencyMs: 1 });
+      feed(controller, {
+        count: 1_000,
+        fromMs: end + i * 30_000,
+        toMs: end + (i + 1) * 30_000,
+        verdict: 'failure',
+        latencyMs: 1,
+      });
     }
     const after = controller.snapshot();
-    report('FM2 ten minutes of 1 ms failures', `baseline ${before.baselineMs} -> ${after.baselineMs} ms, limit ${before.limit} -> ${after.limit}`);
+    report(
+      'FM2 ten minutes of 1 ms failures',
+      `baseline ${before.baselineMs} -> ${after.baselineMs} ms, limit ${before.limit} -> ${after.limit}`,
+    );
     expect(after.baselineMs).toBe(100);
     expect(after.limit).toBeLessThanOrEqual(before.limit);
     expect(after.lastChange?.reason).toBe('failures');
@@ -126,7 +135,10 @@ describe('failure mode 3: every call ending at the same deadline (stable timeout
       initial: { capacity: 10, serviceMs: 1_000, clients: 400, deadlineMs: 500 },
     });
     const late = span(run, 120_000, 300_000);
-    report('FM3 closed loop, all calls time out', `limit over the last 3 min in [${late.minLimit}, ${late.maxLimit}] (4)`);
+    report(
+      'FM3 closed loop, all calls time out',
+      `limit over the last 3 min in [${late.minLimit}, ${late.maxLimit}] (4)`,
+    );
     expect(late.maxLimit).toBe(4);
   });
 });
@@ -216,7 +228,12 @@ describe('failure mode 7: queue wait counted as upstream latency (the limiter pu
 
   it('keeps the service-time baseline in a closed loop where callers wait far longer than the upstream takes', () => {
     const controller = controllerFor();
-    const run = runModel({ controller, seed: 2, durationMs: 300_000, initial: { capacity: 50, serviceMs: 100, clients: 400 } });
+    const run = runModel({
+      controller,
+      seed: 2,
+      durationMs: 300_000,
+      initial: { capacity: 50, serviceMs: 100, clients: 400 },
+    });
     const s = span(run, 200_000, 300_000);
     report(
       'FM7 queueing in front of the limiter',

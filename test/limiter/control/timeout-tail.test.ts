@@ -42,12 +42,23 @@ describe('the expected timeout tail', () => {
 });
 
 /** One 2 s window at 100 ms with `inflight` calls in flight: `count` answers of which `timeouts` hit a 1 s deadline. */
-function tailWindow(loop: LimitControlLoop, at: number, count: number, timeouts: number, inflight: number, latencyMs = 100): void {
+function tailWindow(
+  loop: LimitControlLoop,
+  at: number,
+  count: number,
+  timeouts: number,
+  inflight: number,
+  latencyMs = 100,
+): void {
   const step = 2_000 / count;
   const every = timeouts > 0 ? Math.floor(count / timeouts) : Infinity;
   for (let i = 0; i < count; i++) {
     const timeout = (i + 1) % every === 0 && Math.floor((i + 1) / every) <= timeouts;
-    loop.observe(timeout ? { verdict: 'timeout', latencyMs: 1_000 } : { verdict: 'ok', latencyMs }, at + i * step, inflight);
+    loop.observe(
+      timeout ? { verdict: 'timeout', latencyMs: 1_000 } : { verdict: 'ok', latencyMs },
+      at + i * step,
+      inflight,
+    );
   }
 }
 
@@ -92,7 +103,7 @@ describe('the control loop with a steady 1% of timeouts on a healthy upstream (a
     expect(loop.snapshot().estimate).toBeCloseTo(estimate * 0.81, 10);
   });
 
-  it('does not learn timeouts that arrive with a latency rise: they are the queue\'s, and keep cutting', () => {
+  it("does not learn timeouts that arrive with a latency rise: they are the queue's, and keep cutting", () => {
     const risen = healthy();
     const learnt = healthy();
     // Ten windows of the same 1% of timeouts: at 3x the baseline (risen, nothing learnt), or at it.

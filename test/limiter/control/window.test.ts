@@ -81,7 +81,14 @@ describe('the sampling window: what each verdict teaches', () => {
     window.record('timeout', 900, 6, 2_000);
     const out = summary();
     window.summarise(3_000, out);
-    expect(out).toMatchObject({ samples: 2, timeouts: 1, reached: 3, peakInflight: 8, meanInflight: 6, durationMs: 2_000 });
+    expect(out).toMatchObject({
+      samples: 2,
+      timeouts: 1,
+      reached: 3,
+      peakInflight: 8,
+      meanInflight: 6,
+      durationMs: 2_000,
+    });
   });
 
   it('summarises latency as the p90 of its samples (exact up to 64 samples)', () => {

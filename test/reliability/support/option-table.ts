@@ -150,7 +150,12 @@ export interface RelationRow {
 }
 
 export const RELATIONS: readonly RelationRow[] = [
-  { owner: 'breaker', low: 'lowTrafficMinSamples', high: 'minSamples', options: { lowTrafficMinSamples: 10, minSamples: 5 } },
+  {
+    owner: 'breaker',
+    low: 'lowTrafficMinSamples',
+    high: 'minSamples',
+    options: { lowTrafficMinSamples: 10, minSamples: 5 },
+  },
   { owner: 'breaker', low: 'openMs', high: 'maxOpenMs', options: { openMs: 10_000, maxOpenMs: 5_000 } },
   { owner: 'limiter', low: 'minLimit', high: 'maxLimit', options: { minLimit: 10, maxLimit: 5 } },
   { owner: 'limiter', low: 'minLimit', high: 'initialLimit', options: { minLimit: 10, initialLimit: 5, maxLimit: 20 } },
@@ -205,7 +210,11 @@ export function badValues(r: OptionRow): BadValue[] {
       bad.push({ label: 'wrong type (number)', value: 1 }, { label: 'no execute()', value: {} });
       break;
     case 'queueing':
-      bad.push({ label: 'wrong type (string)', value: 'yes' }, { label: 'null', value: null }, { label: 'array', value: [2, 3] });
+      bad.push(
+        { label: 'wrong type (string)', value: 'yes' },
+        { label: 'null', value: null },
+        { label: 'array', value: [2, 3] },
+      );
       break;
     case 'restore':
       bad.push({ label: 'wrong type (string)', value: '{}' }, { label: 'not a saved state', value: { version: 99 } });
@@ -249,7 +258,13 @@ export function describeRange(r: OptionRow): string {
       const g = k.range;
       const kind = g.integer ? 'integer' : 'number';
       const low = g.above !== undefined ? `(${g.above}` : `[${g.min ?? '-Infinity'}`;
-      const high = g.infinite ? 'Infinity]' : g.max !== undefined ? `${g.max}]` : g.below !== undefined ? `${g.below})` : 'Infinity)';
+      const high = g.infinite
+        ? 'Infinity]'
+        : g.max !== undefined
+          ? `${g.max}]`
+          : g.below !== undefined
+            ? `${g.below})`
+            : 'Infinity)';
       return `${kind} in ${low}, ${high}`;
     }
     case 'function':
@@ -270,7 +285,9 @@ export function describeRange(r: OptionRow): string {
 /** The error a bad value gets, or undefined if it was (wrongly) accepted. */
 export function errorFor(r: OptionRow, value: unknown): Error | undefined {
   try {
-    CONSTRUCTORS[r.owner]!.build(r.required && value === undefined ? CONSTRUCTORS[r.owner]!.base && withoutOption(r) : r.with(value));
+    CONSTRUCTORS[r.owner]!.build(
+      r.required && value === undefined ? CONSTRUCTORS[r.owner]!.base && withoutOption(r) : r.with(value),
+    );
   } catch (error) {
     return error as Error;
   }
@@ -301,14 +318,21 @@ export function renderOptionsDoc(): string {
     '',
   ];
   for (const owner of Object.keys(CONSTRUCTORS)) {
-    lines.push(`## ${owner}()`, '', '| option | type and allowed range | default | example error for a bad value |', '|---|---|---|---|');
+    lines.push(
+      `## ${owner}()`,
+      '',
+      '| option | type and allowed range | default | example error for a bad value |',
+      '|---|---|---|---|',
+    );
     for (const r of OPTION_TABLE.filter((x) => x.owner === owner)) {
       // The most telling bad value: a number out of range, else the first bad value.
       const all = badValues(r);
       const sample = all.find((b) => /bound|below|above|negative/.test(b.label)) ?? all[0]!;
       const error = errorFor(r, sample.value);
       const message = error === undefined ? '(accepted!)' : `${error.name}: ${error.message}`;
-      lines.push(`| \`${r.option}\` | ${describeRange(r)} | ${r.required ? '**required**' : r.defaultText} | \`${message.replace(/\|/g, '\\|')}\` |`);
+      lines.push(
+        `| \`${r.option}\` | ${describeRange(r)} | ${r.required ? '**required**' : r.defaultText} | \`${message.replace(/\|/g, '\\|')}\` |`,
+      );
     }
     const relations = RELATIONS.filter((x) => x.owner === owner);
     if (relations.length > 0) {

@@ -91,16 +91,23 @@ export class PipelineHarness {
       random: seeded(setup.seed),
     });
     this.bulkhead = bulkhead({ maxConcurrent: setup.maxConcurrent, clock });
-    this.pipeline = pipeline(this.breaker, this.limiter, this.bulkhead, timeout({ timeoutMs: setup.timeoutMs, clock }), {
-      classify: (settled) => {
-        if (settled.status !== 'fulfilled') return undefined;
-        const answer = settled.value as Answer;
-        if (answer.verdict === 'classifier-throws') throw new Error('classifier bug');
-        return answer.verdict;
+    this.pipeline = pipeline(
+      this.breaker,
+      this.limiter,
+      this.bulkhead,
+      timeout({ timeoutMs: setup.timeoutMs, clock }),
+      {
+        classify: (settled) => {
+          if (settled.status !== 'fulfilled') return undefined;
+          const answer = settled.value as Answer;
+          if (answer.verdict === 'classifier-throws') throw new Error('classifier bug');
+          return answer.verdict;
+        },
       },
-    });
+    );
     this.breaker.onStateChange((change: BreakerStateChange) => {
-      if (change.from !== this.breakerState) this.violations.push(`breaker change from ${change.from}, state was ${this.breakerState}`);
+      if (change.from !== this.breakerState)
+        this.violations.push(`breaker change from ${change.from}, state was ${this.breakerState}`);
       if (!isLegalTransition(change.from, change.to, change.reason)) {
         this.violations.push(`illegal breaker transition ${change.from} -> ${change.to} (${change.reason})`);
       }
@@ -129,7 +136,13 @@ export class PipelineHarness {
 
   /** Starts one call through the pipeline; `fn` ends as the test later decides. */
   execute(how: HowFnEnds, timeoutMs: number | undefined): TrackedCall {
-    const call: TrackedCall = { id: this.nextId++, controller: new AbortController(), outerSettles: 0, started: false, workDone: false };
+    const call: TrackedCall = {
+      id: this.nextId++,
+      controller: new AbortController(),
+      outerSettles: 0,
+      started: false,
+      workDone: false,
+    };
     this.calls.push(call);
     const before = { inflight: this.limiter.inflight, queued: this.limiter.queued };
     const outer = this.pipeline.execute<Answer>(
@@ -158,7 +171,9 @@ export class PipelineHarness {
       // It joined the queue: running plus waiting stays within maxFactor x the limit.
       const n = this.limiter.inflight + this.limiter.queued;
       if (n > this.setup.maxFactor * this.limiter.limit) {
-        this.violations.push(`queue over bound: ${n} running+waiting against ${this.setup.maxFactor} x ${this.limiter.limit}`);
+        this.violations.push(
+          `queue over bound: ${n} running+waiting against ${this.setup.maxFactor} x ${this.limiter.limit}`,
+        );
       }
     }
     outer.then(
@@ -183,7 +198,9 @@ export class PipelineHarness {
     }
     // Slots are held exactly while the work runs: a timed-out or aborted call keeps its slot.
     if (l.inflight !== heldByCalls + heldByPermits) {
-      this.violations.push(`limiter inflight ${l.inflight}, but ${heldByCalls} calls and ${heldByPermits} permits hold slots`);
+      this.violations.push(
+        `limiter inflight ${l.inflight}, but ${heldByCalls} calls and ${heldByPermits} permits hold slots`,
+      );
     }
     if (this.bulkhead.active !== heldByCalls) {
       this.violations.push(`bulkhead active ${this.bulkhead.active}, but ${heldByCalls} calls run`);
@@ -194,10 +211,12 @@ export class PipelineHarness {
       this.violations.push(`limit ${l.limit} outside [${this.setup.minLimit}, ${this.setup.maxLimit}]`);
     }
     if (!Number.isFinite(snap.estimate)) this.violations.push(`limit estimate ${snap.estimate}`);
-    if (l.queued > this.setup.maxFactor * this.setup.maxLimit) this.violations.push(`queue ${l.queued} over its hard bound`);
+    if (l.queued > this.setup.maxFactor * this.setup.maxLimit)
+      this.violations.push(`queue ${l.queued} over its hard bound`);
     if (this.breaker.state !== this.breakerState) this.violations.push('breaker state changed without an event');
     const b = this.breaker.snapshot();
-    if (b.probesInFlight < 0 || b.probesInFlight > 2) this.violations.push(`breaker probes in flight ${b.probesInFlight}`);
+    if (b.probesInFlight < 0 || b.probesInFlight > 2)
+      this.violations.push(`breaker probes in flight ${b.probesInFlight}`);
     // Fail at the command that broke it, so fast-check reports (and shrinks to) that command.
     if (this.violations.length > 0) throw new Error(`invariant broken: ${this.violations.join('; ')}`);
   }
@@ -219,7 +238,8 @@ export class PipelineHarness {
       await flush(10);
       this.clock.advance(1_000);
       await flush(10);
-      if (this.running().length === 0 && this.limiter.queued === 0 && this.calls.every((c) => c.outerSettles === 1)) break;
+      if (this.running().length === 0 && this.limiter.queued === 0 && this.calls.every((c) => c.outerSettles === 1))
+        break;
     }
   }
 }

@@ -223,7 +223,10 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         settledOnce++;
         outcomes[kind] = (outcomes[kind] ?? 0) + 1;
         // The client thinks for a moment, then calls again; refused, it backs off as told (or 20-100 ms).
-        const refused = kind === 'ERR_RESILIX_LIMIT_EXCEEDED' || kind === 'ERR_RESILIX_CIRCUIT_OPEN' || kind === 'ERR_RESILIX_BULKHEAD_FULL';
+        const refused =
+          kind === 'ERR_RESILIX_LIMIT_EXCEEDED' ||
+          kind === 'ERR_RESILIX_CIRCUIT_OPEN' ||
+          kind === 'ERR_RESILIX_BULKHEAD_FULL';
         const pauseMs = refused ? (retryAfterMs ?? 20 + Math.floor(random() * 80)) : 1 + Math.floor(random() * 5);
         clock.setTimer(startCall, pauseMs);
       } else badSettles++;
@@ -250,7 +253,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       signal === undefined ? undefined : { signal },
     ).then(
       () => done('resolved'),
-      (e: unknown) => done((e as { code?: string }).code ?? (e as Error).message, (e as { retryAfterMs?: number }).retryAfterMs),
+      (e: unknown) =>
+        done((e as { code?: string }).code ?? (e as Error).message, (e as { retryAfterMs?: number }).retryAfterMs),
     );
   };
 

@@ -54,7 +54,7 @@ function bimodal(fastShare: number): LatencyDistribution {
     name: `bimodal ${fastPercent}/${100 - fastPercent}`,
     description: `${fastPercent}% of calls ~10 ms, ${100 - fastPercent}% ~100 ms (sigma 0.1 each)`,
     window: independent((random) =>
-      random() < fastShare ? lognormalMs(random, 10, 0.1) : lognormalMs(random, 100, 0.1)
+      random() < fastShare ? lognormalMs(random, 10, 0.1) : lognormalMs(random, 100, 0.1),
     ),
   };
 }

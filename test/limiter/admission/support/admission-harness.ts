@@ -51,7 +51,10 @@ export function fill(admission: Admission, n: number): Permit[] {
   return permits;
 }
 
-export type Outcome = { status: 'pending' } | { status: 'admitted'; permit: Permit } | { status: 'refused'; error: unknown };
+export type Outcome =
+  | { status: 'pending' }
+  | { status: 'admitted'; permit: Permit }
+  | { status: 'refused'; error: unknown };
 
 /** Starts a slow-path acquire and tracks how it ends. */
 export function enqueue(

@@ -162,5 +162,4 @@ export function formatRow(r: OverloadResult): string {
   ].join(' |');
 }
 
-export const HEADER =
-  ' dl ms |order|offered| goodput/s|    ok|  shed| tmo-q | tmo-run| waste | p50ms | p99ms | maxms';
+export const HEADER = ' dl ms |order|offered| goodput/s|    ok|  shed| tmo-q | tmo-run| waste | p50ms | p99ms | maxms';

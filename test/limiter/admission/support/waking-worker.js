@@ -3,7 +3,12 @@
 // `./resilix.js` is the limiter bundled by the test. Plain JavaScript: what workerd runs.
 import { limiter } from './resilix.js';
 
-const shared = limiter({ algorithm: 'fixed', initialLimit: 1, minLimit: 1, queueing: { initialFactor: 10, maxFactor: 11 } });
+const shared = limiter({
+  algorithm: 'fixed',
+  initialLimit: 1,
+  minLimit: 1,
+  queueing: { initialFactor: 10, maxFactor: 11 },
+});
 let started = 0;
 
 function state() {
@@ -20,10 +25,12 @@ export default {
     if (url.pathname === '/leave') {
       // Queue a call and finish the request without waiting for it: the call is left behind in a
       // request context that is already complete, as when a client goes away.
-      shared.execute(() => {
-        started++;
-        return 'never';
-      }, options).catch(() => {});
+      shared
+        .execute(() => {
+          started++;
+          return 'never';
+        }, options)
+        .catch(() => {});
       return Response.json({ left: true });
     }
     try {

@@ -49,6 +49,10 @@ export function feedWindows(
     at += 2_000;
   }
   // One more settlement at the boundary closes the last window.
-  controller.observe({ verdict: stream.verdict ?? 'ok', latencyMs: stream.latencyMs ?? 100 }, at, stream.inflight ?? controller.limit);
+  controller.observe(
+    { verdict: stream.verdict ?? 'ok', latencyMs: stream.latencyMs ?? 100 },
+    at,
+    stream.inflight ?? controller.limit,
+  );
   return at;
 }
