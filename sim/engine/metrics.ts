@@ -46,7 +46,15 @@ export interface PhaseMetrics {
   readonly goodputPerSec: number;
   /** Caller-observed latency of served calls (queue wait included, to first byte for a stream). */
   readonly latencyP50Ms: number;
+  readonly latencyP90Ms: number;
   readonly latencyP99Ms: number;
+  /**
+   * Upstream latency of served calls: from the moment the call reached the upstream (our queue
+   * wait excluded) to its answer, or to the first byte of a stream.
+   */
+  readonly upstreamLatencyP50Ms: number;
+  readonly upstreamLatencyP90Ms: number;
+  readonly upstreamLatencyP99Ms: number;
   readonly limitMean: number;
   readonly limitMin: number;
   readonly limitMax: number;
@@ -115,6 +123,7 @@ export class Recorder implements EventHandler {
   private readonly counters: Float64Array;
   private readonly gauges: Float64Array;
   private readonly latencies: SampleBuffer[];
+  private readonly upstreamLatencies: SampleBuffer[];
   private readonly servedByClient: Float64Array;
   private readonly tick = new SampleBuffer(256);
   private tickArrivals = 0;
@@ -151,6 +160,7 @@ export class Recorder implements EventHandler {
       this.gauges[p * GAUGES + LIMIT_MAX] = -Infinity;
     }
     this.latencies = phases.map(() => new SampleBuffer(4096));
+    this.upstreamLatencies = phases.map(() => new SampleBuffer(4096));
     this.servedByClient = new Float64Array(phases.length * clients);
   }
 
@@ -189,11 +199,13 @@ export class Recorder implements EventHandler {
     this.counters[this.phaseIndex * COUNTERS + BREAKER_REJECTED]++;
   }
 
-  served(client: number, latencyMs: number): void {
+  /** A served call: `latencyMs` as the caller saw it, `upstreamMs` at the upstream alone. */
+  served(client: number, latencyMs: number, upstreamMs: number): void {
     const p = this.phaseIndex;
     this.counters[p * COUNTERS + SERVED]++;
     this.servedByClient[p * this.clients + client]++;
     this.latencies[p]!.push(latencyMs);
+    this.upstreamLatencies[p]!.push(upstreamMs);
     this.tick.push(latencyMs);
     this.tickServed++;
   }
@@ -272,6 +284,7 @@ export class Recorder implements EventHandler {
       const ticks = g(TICKS);
       const avg = (k: number): number => (ticks === 0 ? NaN : g(k) / ticks);
       const latencies = this.latencies[p]!;
+      const upstreamLatencies = this.upstreamLatencies[p]!;
       const seconds = (phase.endMs - phase.startMs) / 1000;
       return {
         name: phase.name,
@@ -289,7 +302,11 @@ export class Recorder implements EventHandler {
         shedRate: c(ARRIVALS) === 0 ? 0 : c(SHED) / c(ARRIVALS),
         goodputPerSec: c(SERVED) / seconds,
         latencyP50Ms: latencies.quantile(0.5),
+        latencyP90Ms: latencies.quantile(0.9),
         latencyP99Ms: latencies.quantile(0.99),
+        upstreamLatencyP50Ms: upstreamLatencies.quantile(0.5),
+        upstreamLatencyP90Ms: upstreamLatencies.quantile(0.9),
+        upstreamLatencyP99Ms: upstreamLatencies.quantile(0.99),
         limitMean: avg(LIMIT_SUM),
         limitMin: ticks === 0 ? NaN : g(LIMIT_MIN),
         limitMax: ticks === 0 ? NaN : g(LIMIT_MAX),

@@ -49,6 +49,21 @@ export interface ClientOptions {
   /** Streaming: call `ctx.mark()` at the first token (execute) or report latency to it (sync). */
   mark?: boolean;
   retry?: RetryPolicy;
+  /**
+   * The client's own event loop stalls (a GC pause, a CPU-bound handler): stalls start at random
+   * (exponential gaps of mean `meanGapMs`) and last uniform(minMs, maxMs). While stalled, nothing
+   * reaches the client: answers and new arrivals wait for the stall's end and are then handled
+   * in order, with the clock read then, so their latency includes the stall (as on a real
+   * machine). The library's deadline timers still fire on time (a simplification: on a real event
+   * loop they would be late too).
+   */
+  stall?: StallModel;
+}
+
+export interface StallModel {
+  readonly meanGapMs: number;
+  readonly minMs: number;
+  readonly maxMs: number;
 }
 
 /** The responses the simulated upstream resolves with (the default classifier reads `status`). */
@@ -70,6 +85,8 @@ class ExecuteCall {
   resolve: ((value: { status: number }) => void) | undefined = undefined;
   reject: ((reason: unknown) => void) | undefined = undefined;
   firstByteAt = NaN;
+  /** When the call reached the upstream (fn started), virtual ms. */
+  startedAt = NaN;
 
   constructor(
     private readonly clients: Clients,
@@ -109,6 +126,23 @@ class ExecuteCall {
   readonly onError = (error: unknown): void => {
     this.clients.recordError(this, error);
   };
+}
+
+class StallStarts implements EventHandler {
+  constructor(
+    private readonly clients: Clients,
+    private readonly simulator: Simulator,
+    private readonly random: Random,
+    private readonly model: StallModel,
+  ) {}
+  start(client: number): void {
+    this.simulator.schedule(this.simulator.now() + this.random.exponential(this.model.meanGapMs), this, client);
+  }
+  fire(client: number): void {
+    const { minMs, maxMs } = this.model;
+    this.clients.stallUntil(client, this.simulator.now() + minMs + this.random.next() * (maxMs - minMs));
+    this.start(client);
+  }
 }
 
 class RetryDue implements EventHandler {
@@ -153,6 +187,10 @@ export class Clients implements UpstreamSink {
   readonly shedByClient: Int32Array;
   /** The first time a limiter shed a call, per client (NaN: never). */
   readonly firstShedAt: Float64Array;
+  /** Until when each client's event loop is stalled (virtual ms; <= now: running). */
+  private readonly stalledUntil: Float64Array;
+  /** Stalls so far, all clients. */
+  stalls = 0;
 
   constructor(
     private readonly simulator: Simulator,
@@ -164,6 +202,25 @@ export class Clients implements UpstreamSink {
     this.inflightByClient = new Int32Array(clients.length);
     this.shedByClient = new Int32Array(clients.length);
     this.firstShedAt = new Float64Array(clients.length).fill(NaN);
+    this.stalledUntil = new Float64Array(clients.length);
+    clients.forEach((options, client) => {
+      if (options.stall !== undefined)
+        new StallStarts(this, simulator, random.fork(7000 + client), options.stall).start(client);
+    });
+  }
+
+  /** @internal A stall of `client` lasts until `untilMs`. */
+  stallUntil(client: number, untilMs: number): void {
+    if (untilMs > this.stalledUntil[client]!) this.stalledUntil[client] = untilMs;
+    this.stalls++;
+  }
+
+  /** Defers `run` to the end of `client`'s stall; false when the client is not stalled. */
+  private deferIfStalled(client: number, run: () => void): boolean {
+    const until = this.stalledUntil[client]!;
+    if (!(until > this.simulator.now())) return false;
+    this.simulator.at(until, run);
+    return true;
   }
 
   connect(upstream: Upstream): void {
@@ -187,6 +244,7 @@ export class Clients implements UpstreamSink {
 
   /** A new call from `client` (an arrival, or a closed-loop user's next call). */
   issue(client: number, tag: number, attempt = 1): void {
+    if (this.deferIfStalled(client, () => this.issue(client, tag, attempt))) return;
     const recorder = this.recorder;
     recorder.arrival();
     if (attempt > 1) recorder.retry();
@@ -227,6 +285,7 @@ export class Clients implements UpstreamSink {
     this.executeCalls[id] = call;
     this.callClient[id] = call.client;
     this.callStartedAt[id] = this.simulator.now();
+    call.startedAt = this.simulator.now();
     this.inflightByClient[call.client]!++;
     this.upstream.request(id);
     return id;
@@ -241,6 +300,8 @@ export class Clients implements UpstreamSink {
 
   firstByte(id: number): void {
     const state = this.state[id];
+    if ((state === SYNC || state === EXECUTE) && this.deferIfStalled(this.callClient[id]!, () => this.firstByte(id)))
+      return;
     if (state === SYNC) {
       this.callFirstByteAt[id] = this.simulator.now();
     } else if (state === EXECUTE) {
@@ -252,6 +313,8 @@ export class Clients implements UpstreamSink {
 
   done(id: number, answer: Answer): void {
     const state = this.state[id];
+    if ((state === SYNC || state === EXECUTE) && this.deferIfStalled(this.callClient[id]!, () => this.done(id, answer)))
+      return;
     if (state === EXECUTE) {
       const call = this.executeCalls[id]!;
       this.executeCalls[id] = undefined;
@@ -285,12 +348,12 @@ export class Clients implements UpstreamSink {
       };
       permit.settle(observation);
     }
-    this.recordOutcome(client, tag, attempt, issuedAt, firstByteAt, answer);
+    this.recordOutcome(client, tag, attempt, issuedAt, startedAt, firstByteAt, answer);
   }
 
   /** @internal An execute()-mode call resolved with the upstream's answer. */
   recordAnswer(call: ExecuteCall, answer: Answer): void {
-    this.recordOutcome(call.client, call.tag, call.attempt, call.issuedAt, call.firstByteAt, answer);
+    this.recordOutcome(call.client, call.tag, call.attempt, call.issuedAt, call.startedAt, call.firstByteAt, answer);
   }
 
   /** @internal An execute()-mode call rejected: shed, deadline, or breaker. */
@@ -314,13 +377,14 @@ export class Clients implements UpstreamSink {
     tag: number,
     attempt: number,
     issuedAt: number,
+    startedAt: number,
     firstByteAt: number,
     answer: Answer,
   ): void {
     const recorder = this.recorder;
     if (answer === ANSWER_OK) {
       const end = firstByteAt === firstByteAt ? firstByteAt : this.simulator.now();
-      recorder.served(client, end - issuedAt);
+      recorder.served(client, end - issuedAt, end - startedAt);
       this.onFinished?.(client, tag);
       return;
     }

@@ -2,8 +2,18 @@ import { holds, within } from '../engine/criteria';
 import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
-import { phasesOf, resultOf, settleTime, simLimiter, stats, type Algorithm } from './common';
-import { OVERLOAD_QUEUE_PER_SERVER, SERVICE } from './convergence';
+import {
+  serviceFor,
+  clientFor,
+  pathSuffix,
+  phasesOf,
+  resultOf,
+  settleTime,
+  stats,
+  type AdmissionPath,
+  type Algorithm,
+} from './common';
+import { OVERLOAD_QUEUE_PER_SERVER } from './convergence';
 
 /**
  * Scenario 8: a permanent 3x baseline shift at unchanged capacity (a deploy, a region failover).
@@ -15,10 +25,11 @@ import { OVERLOAD_QUEUE_PER_SERVER, SERVICE } from './convergence';
  * stays 50 concurrent calls. Criteria: the limit converges to 50 ±20% before the shift, and
  * returns to 50 ±20% after it (mean of the last quarter), within the run; the time is reported.
  */
-export function baselineShift(algorithm: Algorithm, seed = 0x5eed0008): Scenario {
-  const name = `baseline-shift-${algorithm}`;
-  const title = `Permanent 3x baseline shift at capacity 50 (${algorithm})`;
+export function baselineShift(algorithm: Algorithm, path: AdmissionPath = 'execute', seed = 0x5eed0008): Scenario {
+  const name = `baseline-shift-${algorithm}${pathSuffix(path)}`;
+  const title = `Permanent 3x baseline shift at capacity 50 (${algorithm}, ${path})`;
   const capacity = 50;
+  const service = serviceFor(capacity);
   return {
     name,
     title,
@@ -30,11 +41,11 @@ export function baselineShift(algorithm: Algorithm, seed = 0x5eed0008): Scenario
         seed: runSeed,
         phases,
         sampleEveryMs: 100,
-        upstream: { servers: capacity, service: SERVICE, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
-        clients: (tools) => [{ limiter: simLimiter(tools, 0, { algorithm }) }],
+        upstream: { servers: capacity, service, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
+        clients: (tools) => [clientFor(path, tools, 0, { algorithm })],
       });
       world.simulator.at(phases[1]!.startMs, () => world.upstream.setServiceScale(3));
-      const throughput = (capacity / SERVICE.meanMs) * 1000;
+      const throughput = (capacity / service.meanMs) * 1000;
       new PoissonArrivals(
         world.simulator,
         world.loadRandom(0),

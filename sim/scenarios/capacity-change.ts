@@ -2,8 +2,18 @@ import { holds, within } from '../engine/criteria';
 import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
-import { phasesOf, resultOf, settleTime, simLimiter, stats, type Algorithm } from './common';
-import { OVERLOAD_FACTOR, OVERLOAD_QUEUE_PER_SERVER, SERVICE } from './convergence';
+import {
+  clientFor,
+  serviceFor,
+  pathSuffix,
+  phasesOf,
+  resultOf,
+  settleTime,
+  stats,
+  type AdmissionPath,
+  type Algorithm,
+} from './common';
+import { OVERLOAD_FACTOR, OVERLOAD_QUEUE_PER_SERVER } from './convergence';
 
 /**
  * Scenario 2: capacity halves, then is restored (spec §10: "capacity halves -> limit
@@ -14,11 +24,12 @@ import { OVERLOAD_FACTOR, OVERLOAD_QUEUE_PER_SERVER, SERVICE } from './convergen
  * quarter the limit's mean is within ±20% of that phase's C; the re-convergence times are
  * reported.
  */
-export function capacityHalves(algorithm: Algorithm, seed = 0x5eed0002): Scenario {
-  const name = `capacity-halves-${algorithm}`;
-  const title = `Capacity 50 -> 25 -> 50 under overload (${algorithm})`;
+export function capacityHalves(algorithm: Algorithm, path: AdmissionPath = 'execute', seed = 0x5eed0002): Scenario {
+  const name = `capacity-halves-${algorithm}${pathSuffix(path)}`;
+  const title = `Capacity 50 -> 25 -> 50 under overload (${algorithm}, ${path})`;
   const full = 50;
   const half = 25;
+  const service = serviceFor(full);
   return {
     name,
     title,
@@ -30,12 +41,12 @@ export function capacityHalves(algorithm: Algorithm, seed = 0x5eed0002): Scenari
         seed: runSeed,
         phases,
         sampleEveryMs: 100,
-        upstream: { servers: full, service: SERVICE, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
-        clients: (tools) => [{ limiter: simLimiter(tools, 0, { algorithm }) }],
+        upstream: { servers: full, service, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
+        clients: (tools) => [clientFor(path, tools, 0, { algorithm })],
       });
       world.simulator.at(phases[1]!.startMs, () => world.upstream.setServers(half));
       world.simulator.at(phases[2]!.startMs, () => world.upstream.setServers(full));
-      const throughput = (full / SERVICE.meanMs) * 1000;
+      const throughput = (full / service.meanMs) * 1000;
       new PoissonArrivals(
         world.simulator,
         world.loadRandom(0),

@@ -1,8 +1,10 @@
 import { limiter, type Limiter, type LimiterOptions } from '../../src/limiter/limiter';
-import { holds, type Criterion } from '../engine/criteria';
+import { atLeast, atMost, holds, type Criterion } from '../engine/criteria';
 import type { Phase, PhaseMetrics, Series } from '../engine/metrics';
 import { formatSeed } from '../engine/random';
 import { passed, type ScenarioResult } from '../engine/scenario';
+import type { ClientOptions } from '../models/clients';
+import { lognormal, type Distribution } from '../models/distributions';
 import type { World, WorldTools } from '../models/world';
 
 export type Algorithm = 'vegas' | 'gradient2' | 'aimd';
@@ -11,6 +13,115 @@ export const ALGORITHMS: readonly Algorithm[] = ['vegas', 'gradient2', 'aimd'];
 /** The real limiter on the simulator's clock, with a seeded `random` (gradual rejection's coin). */
 export function simLimiter(tools: WorldTools, label: number, options: LimiterOptions): Limiter {
   return limiter({ ...options, clock: tools.clock, random: tools.random(label) });
+}
+
+/**
+ * The caller's deadline on the user path. Ours: the real-server tests' 2 s, about 100x the 20 ms
+ * service time most scenarios use, so it bounds a queue wait without shaping the control loop.
+ */
+export const USER_DEADLINE_MS = 2_000;
+
+/** A client on the path users take: `limiter.execute(fn, { timeoutMs })`, default queue. */
+export function userClient(
+  tools: WorldTools,
+  label: number,
+  options: LimiterOptions,
+  extra: Partial<ClientOptions> = {},
+): ClientOptions & { limiter: Limiter } {
+  const l = simLimiter(tools, label, options);
+  return { timeoutMs: USER_DEADLINE_MS, ...extra, executor: l, limiter: l };
+}
+
+/** A client on the low-level path: `tryAcquire()` / `permit.settle()`, no queue, a refusal is a shed. */
+export function syncClient(
+  tools: WorldTools,
+  label: number,
+  options: LimiterOptions,
+): ClientOptions & { limiter: Limiter } {
+  return { limiter: simLimiter(tools, label, options) };
+}
+
+/** Which admission path a scenario drives: `execute` (the user path, default) or `sync`. */
+export type AdmissionPath = 'execute' | 'sync';
+
+export function clientFor(
+  path: AdmissionPath,
+  tools: WorldTools,
+  label: number,
+  options: LimiterOptions,
+): ClientOptions & { limiter: Limiter } {
+  return path === 'execute' ? userClient(tools, label, options) : syncClient(tools, label, options);
+}
+
+/** The name suffix of a scenario's sync variant. */
+export function pathSuffix(path: AdmissionPath): string {
+  return path === 'execute' ? '' : '-sync';
+}
+
+/**
+ * A service time of median `medianMs`, sigma 0.3 (p90 / p50 = 1.47: a healthy API's spread). The
+ * scenarios choose the median by capacity so a run stays near a million simulated calls.
+ */
+export function serviceOf(medianMs: number): Distribution {
+  return lognormal(medianMs, 0.3);
+}
+
+/**
+ * The scenarios' service time at capacity C: median max(20 ms, 2 ms x C), so C / median stays at
+ * most 500 calls per second served and a run stays near a few hundred thousand simulated calls
+ * (through `execute`, ~10 us of CPU each). Windows still hold hundreds of samples.
+ */
+export function serviceFor(capacity: number): Distribution {
+  return serviceOf(Math.max(20, 2 * capacity));
+}
+
+/** The no-load q-quantile of a service time, which latency criteria compare with. */
+export function noLoadQuantile(service: Distribution, q: number): number {
+  if (service.quantileMs === undefined) throw new Error(`sim: ${service.name} has no closed-form quantile`);
+  return service.quantileMs(q);
+}
+
+/** Throughput of C servers at a service time, calls per second. */
+export function throughputOf(capacity: number, service: Distribution): number {
+  return (capacity / service.meanMs) * 1000;
+}
+
+/**
+ * The physics criteria of an overloaded upstream (issue 14): its mean in-flight within 1.5x its
+ * capacity C (a queue of at most half of C), the upstream latency of served calls within 2x its
+ * no-load figure (p90 against p90), and goodput at least `goodputShare` of its throughput.
+ */
+export function physicsCriteria(
+  p: PhaseMetrics,
+  capacity: number,
+  service: Distribution,
+  goodputShare: number,
+  prefix = '',
+): Criterion[] {
+  const noLoadP90 = noLoadQuantile(service, 0.9);
+  return [
+    atMost(`${prefix}upstream in-flight (mean) / capacity ${capacity}`, p.upstreamInflightMean / capacity, 1.5),
+    atMost(`${prefix}upstream p90 latency / no-load p90 (${fmtMs(noLoadP90)})`, p.upstreamLatencyP90Ms / noLoadP90, 2),
+    atLeast(`${prefix}goodput / upstream throughput`, p.goodputPerSec / throughputOf(capacity, service), goodputShare),
+  ];
+}
+
+/** Caller latency (queue wait included) beside upstream latency, for a scenario's figures (issue 20). */
+export function latencyFigures(p: PhaseMetrics, service: Distribution): Record<string, number> {
+  const noLoadP90 = noLoadQuantile(service, 0.9);
+  return {
+    callerP90Ms: p.latencyP90Ms,
+    callerP99Ms: p.latencyP99Ms,
+    upstreamP90Ms: p.upstreamLatencyP90Ms,
+    upstreamP99Ms: p.upstreamLatencyP99Ms,
+    noLoadP90Ms: noLoadP90,
+    callerP90OverNoLoad: p.latencyP90Ms / noLoadP90,
+    upstreamP90OverNoLoad: p.upstreamLatencyP90Ms / noLoadP90,
+  };
+}
+
+function fmtMs(ms: number): string {
+  return `${ms.toFixed(1)} ms`;
 }
 
 /** Contiguous phases from named durations in seconds. */

@@ -3,7 +3,18 @@ import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { lognormal } from '../models/distributions';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
-import { phasesOf, resultOf, settleTime, simLimiter, stats, type Algorithm } from './common';
+import {
+  clientFor,
+  latencyFigures,
+  pathSuffix,
+  phasesOf,
+  resultOf,
+  serviceFor,
+  settleTime,
+  stats,
+  type AdmissionPath,
+  type Algorithm,
+} from './common';
 
 /**
  * Scenario 1: convergence under sustained overload (spec §10: "converges on true capacity within
@@ -28,9 +39,23 @@ export const OVERLOAD_FACTOR = 2;
  */
 export const OVERLOAD_QUEUE_PER_SERVER = 1;
 
-export function convergence(capacity: number, algorithm: Algorithm, seed = 0x5eed0001 + capacity): Scenario {
-  const name = `convergence-c${capacity}-${algorithm}`;
-  const title = `Convergence on capacity ${capacity} under 2x overload (${algorithm})`;
+/**
+ * The service time at a capacity: 20 ms up to C = 50; above, slower in proportion, so the calls per
+ * second (C / service time) and with them the run's cost stay those of C = 50.
+ */
+export function convergenceService(capacity: number) {
+  return serviceFor(capacity);
+}
+
+export function convergence(
+  capacity: number,
+  algorithm: Algorithm,
+  path: AdmissionPath = 'execute',
+  seed = 0x5eed0001 + capacity,
+): Scenario {
+  const name = `convergence-c${capacity}-${algorithm}${pathSuffix(path)}`;
+  const title = `Convergence on capacity ${capacity} under 2x overload (${algorithm}, ${path})`;
+  const service = convergenceService(capacity);
   return {
     name,
     title,
@@ -42,10 +67,10 @@ export function convergence(capacity: number, algorithm: Algorithm, seed = 0x5ee
         seed: runSeed,
         phases,
         sampleEveryMs: 100,
-        upstream: { servers: capacity, service: SERVICE, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
-        clients: (tools) => [{ limiter: simLimiter(tools, 0, { algorithm }) }],
+        upstream: { servers: capacity, service, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
+        clients: (tools) => [clientFor(path, tools, 0, { algorithm })],
       });
-      const throughput = (capacity / SERVICE.meanMs) * 1000;
+      const throughput = (capacity / service.meanMs) * 1000;
       new PoissonArrivals(
         world.simulator,
         world.loadRandom(0),
@@ -80,6 +105,7 @@ export function convergence(capacity: number, algorithm: Algorithm, seed = 0x5ee
         convergedAfterS: convergedAfterMs / 1000,
         upstreamQueueMean: world.recorder.summarize()[0]!.upstreamQueueMean,
         overloads: world.recorder.summarize()[0]!.overload,
+        ...latencyFigures(world.recorder.summarize()[0]!, service),
       });
     },
   };

@@ -1,10 +1,15 @@
 import type { Scenario } from '../engine/scenario';
 import { baselineShift } from './baseline-shift';
 import { capacityHalves } from './capacity-change';
-import { ALGORITHMS } from './common';
+import { coldStart } from './cold-start';
+import { ALGORITHMS, type Algorithm } from './common';
 import { convergence } from './convergence';
+import { demandStep } from './demand-step';
+import { explicitOverload } from './explicit-overload';
 import { latencyCliff } from './latency-cliff';
 import { lowTraffic } from './low-traffic';
+import { machineNoise } from './machine-noise';
+import { manyClients } from './many-clients';
 import { productionCase } from './production';
 import { secretCapacity } from './secret-capacity';
 import { sharedUpstream } from './shared-upstream';
@@ -12,35 +17,65 @@ import { streaming } from './streaming';
 import { tailTimeouts } from './tail-timeouts';
 
 export const CONVERGENCE_CAPACITIES = [10, 50, 150] as const;
+export const COLD_START_CAPACITIES = [6, 20, 100] as const;
+export const DEMAND_STEP_CAPACITIES = [6, 20] as const;
+/** (clients, capacity share per client): 2 to 50 clients, shares of 1 to 5 calls (issue 14). */
+export const MANY_CLIENT_CELLS = [
+  [2, 5],
+  [10, 2],
+  [10, 5],
+  [50, 1],
+  [50, 2],
+] as const;
+export const OVERLOAD_CAPS = [4, 20] as const;
 
-/**
- * The acceptance suite, in the issue's order. Scenarios 1, 2, 6 and 8 run once per algorithm
- * (scenario 10: the matrix); the vegas runs are the acceptance runs of 1, 2, 6 and 8 (vegas is the
- * default algorithm).
- */
-export function acceptanceScenarios(): Scenario[] {
-  const matrix = (algorithm: (typeof ALGORITHMS)[number]): Scenario[] => [
+/** The scenarios every algorithm runs (the matrix): physics criteria, one limiter or many. */
+function physics(algorithm: Algorithm): Scenario[] {
+  return [
     ...CONVERGENCE_CAPACITIES.map((c) => convergence(c, algorithm)),
     capacityHalves(algorithm),
     latencyCliff(algorithm),
     baselineShift(algorithm),
-  ];
-  return [
-    ...matrix('vegas'),
-    productionCase(),
-    streaming(),
-    lowTraffic(),
-    secretCapacity('aimd'),
-    secretCapacity('vegas'),
-    sharedUpstream('vegas'),
-    tailTimeouts(),
-    ...matrix('gradient2'),
-    ...matrix('aimd'),
+    ...COLD_START_CAPACITIES.map((c) => coldStart(c, algorithm)),
+    ...DEMAND_STEP_CAPACITIES.map((c) => demandStep(c, algorithm)),
+    ...MANY_CLIENT_CELLS.map(([n, share]) => manyClients(n, share, algorithm)),
+    machineNoise(algorithm),
+    ...OVERLOAD_CAPS.map((k) => explicitOverload(k, algorithm)),
   ];
 }
 
-/** Scenarios of the matrix (issue scenario 10): which algorithm and which base scenario. */
-export function matrixKey(name: string): { base: string; algorithm: string } | undefined {
-  const match = /^(convergence-c\d+|capacity-halves|latency-cliff|baseline-shift)-(vegas|gradient2|aimd)$/.exec(name);
-  return match === null ? undefined : { base: match[1]!, algorithm: match[2]! };
+/**
+ * The acceptance suite. Every scenario runs through `execute` with the default queue (the user's
+ * path); the `-sync` and `-noqueue` variants beside some of them drive the low-level
+ * `tryAcquire`/`settle` pair or turn the queue off. vegas (the default) is gated on all of them;
+ * gradient2 on the cells its design allows (sim/matrix.test.ts says which and why); aimd is
+ * reported.
+ */
+export function acceptanceScenarios(): Scenario[] {
+  return [
+    ...physics('vegas'),
+    convergence(50, 'vegas', 'sync'),
+    latencyCliff('vegas', 'sync'),
+    productionCase(),
+    streaming(),
+    lowTraffic(),
+    secretCapacity('vegas'),
+    secretCapacity('vegas', false),
+    secretCapacity('aimd', false),
+    sharedUpstream('vegas'),
+    tailTimeouts(),
+    ...physics('gradient2'),
+    ...physics('aimd'),
+  ];
 }
+
+/** The matrix's key of a scenario: its base name and its algorithm, or undefined outside the matrix. */
+let matrixBases: Set<string> | undefined;
+export function matrixKey(name: string): { base: string; algorithm: Algorithm } | undefined {
+  const match = /^(.*)-(vegas|gradient2|aimd)$/.exec(name);
+  matrixBases ??= new Set(physics('vegas').map((s) => s.name.replace(/-vegas$/, '')));
+  if (match === null || !matrixBases.has(match[1]!)) return undefined;
+  return { base: match[1]!, algorithm: match[2] as Algorithm };
+}
+
+export { ALGORITHMS };

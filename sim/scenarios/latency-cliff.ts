@@ -3,7 +3,17 @@ import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { lognormal } from '../models/distributions';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
-import { phase, phasesOf, resultOf, simLimiter, stats, type Algorithm } from './common';
+import {
+  clientFor,
+  pathSuffix,
+  phase,
+  phasesOf,
+  resultOf,
+  simLimiter,
+  stats,
+  type AdmissionPath,
+  type Algorithm,
+} from './common';
 
 /**
  * Scenario 6: the latency cliff of seed 000 (origin 5 ms -> 100 ms -> 5 ms), a fixed limit of 200
@@ -28,14 +38,14 @@ export const CLIFF_SERVERS = 10;
 export const CLIFF_SCALE = 20;
 export const CLIFF_RATE = 1000;
 
-function cliffWorld(seed: number, limiterOptions: Parameters<typeof simLimiter>[2]): World {
+function cliffWorld(seed: number, path: AdmissionPath, limiterOptions: Parameters<typeof simLimiter>[2]): World {
   const phases = phasesOf(['healthy', 30], ['cliff', 30], ['recovered', 60]);
   const world = new World({
     seed,
     phases,
     sampleEveryMs: 100,
     upstream: { servers: CLIFF_SERVERS, service: CLIFF_SERVICE },
-    clients: (tools) => [{ limiter: simLimiter(tools, 0, limiterOptions) }],
+    clients: (tools) => [clientFor(path, tools, 0, limiterOptions)],
   });
   world.simulator.at(phases[1]!.startMs, () => world.upstream.setServiceScale(CLIFF_SCALE));
   world.simulator.at(phases[2]!.startMs, () => world.upstream.setServiceScale(1));
@@ -50,9 +60,9 @@ function cliffWorld(seed: number, limiterOptions: Parameters<typeof simLimiter>[
   return world;
 }
 
-export function latencyCliff(algorithm: Algorithm, seed = 0x5eed0006): Scenario {
-  const name = `latency-cliff-${algorithm}`;
-  const title = `Latency cliff 5 ms -> 100 ms -> 5 ms: fixed 200 vs ${algorithm}`;
+export function latencyCliff(algorithm: Algorithm, path: AdmissionPath = 'execute', seed = 0x5eed0006): Scenario {
+  const name = `latency-cliff-${algorithm}${pathSuffix(path)}`;
+  const title = `Latency cliff 5 ms -> 100 ms -> 5 ms: fixed 200 vs ${algorithm} (${path})`;
   return {
     name,
     title,
@@ -60,9 +70,9 @@ export function latencyCliff(algorithm: Algorithm, seed = 0x5eed0006): Scenario 
     seed,
     async run(runSeed: number): Promise<ScenarioResult> {
       // ADR-0052: the fixed limit is the real limiter with algorithm 'fixed', pinned at 200.
-      const fixed = cliffWorld(runSeed, { algorithm: 'fixed', initialLimit: 200, maxLimit: 200 });
+      const fixed = cliffWorld(runSeed, path, { algorithm: 'fixed', initialLimit: 200, maxLimit: 200 });
       await fixed.run();
-      const adaptive = cliffWorld(runSeed, { algorithm });
+      const adaptive = cliffWorld(runSeed, path, { algorithm });
       await adaptive.run();
 
       const fixedPhases = fixed.recorder.summarize();

@@ -31,9 +31,9 @@ const SECRET_CAPACITY = 3;
 /** The seed's congestion threshold: 1.6 x BASE_LATENCY. */
 const DEADLINE_MS = 32;
 
-export function secretCapacity(algorithm: Algorithm, seed = 0x5eed0007): Scenario {
-  const name = `secret-capacity-${algorithm}`;
-  const title = `Secret capacity 3 (seed 002), minLimit 1 (${algorithm})`;
+export function secretCapacity(algorithm: Algorithm, queueing = true, seed = 0x5eed0007): Scenario {
+  const name = `secret-capacity-${algorithm}${queueing ? '' : '-noqueue'}`;
+  const title = `Secret capacity 3 (seed 002), minLimit 1 (${algorithm}, ${queueing ? 'default queue' : 'no queue'})`;
   return {
     name,
     title,
@@ -47,7 +47,11 @@ export function secretCapacity(algorithm: Algorithm, seed = 0x5eed0007): Scenari
         sampleEveryMs: 100,
         upstream: { servers: SECRET_CAPACITY, service: BASE, penaltyPerExtra: 1.5 },
         clients: (tools) => {
-          const l = simLimiter(tools, 0, { algorithm, minLimit: 1, queueing: false });
+          const l = simLimiter(
+            tools,
+            0,
+            queueing ? { algorithm, minLimit: 1 } : { algorithm, minLimit: 1, queueing: false },
+          );
           return [
             {
               executor: l,

@@ -3,8 +3,16 @@ import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { jainIndex, quantileOf } from '../engine/samples';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
-import { phase, phasesOf, resultOf, simLimiter, type Algorithm } from './common';
-import { SERVICE } from './convergence';
+import {
+  serviceFor,
+  clientFor,
+  pathSuffix,
+  phase,
+  phasesOf,
+  resultOf,
+  type AdmissionPath,
+  type Algorithm,
+} from './common';
 
 /**
  * Scenario 9: ten clients, each with its own limiter (no coordination: ten processes), sharing one
@@ -21,9 +29,10 @@ import { SERVICE } from './convergence';
  */
 const CLIENTS = 10;
 const CAPACITY = 100;
+const service = serviceFor(CAPACITY);
 
-export function sharedUpstream(algorithm: Algorithm, seed = 0x5eed0009): Scenario {
-  const name = `shared-upstream-${algorithm}`;
+export function sharedUpstream(algorithm: Algorithm, path: AdmissionPath = 'execute', seed = 0x5eed0009): Scenario {
+  const name = `shared-upstream-${algorithm}${pathSuffix(path)}`;
   const title = `Ten clients, own limiters, one upstream of capacity ${CAPACITY} (${algorithm})`;
   return {
     name,
@@ -36,11 +45,10 @@ export function sharedUpstream(algorithm: Algorithm, seed = 0x5eed0009): Scenari
         seed: runSeed,
         phases,
         sampleEveryMs: 100,
-        upstream: { servers: CAPACITY, service: SERVICE },
-        clients: (tools) =>
-          Array.from({ length: CLIENTS }, (_, i) => ({ limiter: simLimiter(tools, i, { algorithm }) })),
+        upstream: { servers: CAPACITY, service },
+        clients: (tools) => Array.from({ length: CLIENTS }, (_, i) => clientFor(path, tools, i, { algorithm })),
       });
-      const throughput = (CAPACITY / SERVICE.meanMs) * 1000;
+      const throughput = (CAPACITY / service.meanMs) * 1000;
       for (let i = 0; i < CLIENTS; i++) {
         new PoissonArrivals(
           world.simulator,

@@ -1,4 +1,4 @@
-import { atMost, holds } from '../engine/criteria';
+import { atMost } from '../engine/criteria';
 import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { lognormal } from '../models/distributions';
 import { PoissonArrivals } from '../models/load';
@@ -21,13 +21,12 @@ import { phase, phasesOf, resultOf, simLimiter, stats } from './common';
  *  - marked, does not clamp: shed rate <= 1%, and the callers' time to first token (queue wait
  *    included) p99 <= 1 s, twice the upstream's own TTFT p99 (500 ms): the limiter neither sheds
  *    nor queues a healthy stream;
- *  - unmarked (negative control): it misses that bar (it mis-tunes against a healthy upstream),
- *    and the limit clamps, mean <= 2 x minLimit (8): the spec's warning made measurable.
+ *  - unmarked (negative control, reported, not gated): the same run without mark(); its limit,
+ *    shed rate and TTFT are figures, showing what the docs warn about.
  */
 const TTFT = lognormal(280, 0.25);
 const BODY = lognormal(45_000, 0.6);
 const RATE = 1.5;
-const MIN_LIMIT = 4;
 
 function streamWorld(seed: number, mark: boolean): World {
   const world = new World({
@@ -83,15 +82,6 @@ export function streaming(seed = 0x5eed0004): Scenario {
           1000,
           'ms',
         ),
-        holds(
-          'unmarked (negative control): mis-tunes, missing the marked bar (shed > 1% or TTFT p99 > 1 s)',
-          steadyUnmarked.shedRate > 0.01 || steadyUnmarked.latencyP99Ms > 1000,
-        ),
-        atMost(
-          'unmarked (negative control): mean limit (steady), clamps to <= 2 x minLimit',
-          steadyUnmarked.limitMean,
-          2 * MIN_LIMIT,
-        ),
       ];
       return resultOf(
         marked,
@@ -104,6 +94,9 @@ export function streaming(seed = 0x5eed0004): Scenario {
           markedOpenStreams: steadyMarked.inflightMean,
           markedShedRate: steadyMarked.shedRate,
           markedTtftP99Ms: steadyMarked.latencyP99Ms,
+          // The negative control, reported, not gated (issue 14): without mark() the limiter tunes on
+          // whole streams; how badly it mis-tunes is a figure, not a criterion.
+          unmarkedMissesMarkedBar: steadyUnmarked.shedRate > 0.01 || steadyUnmarked.latencyP99Ms > 1000 ? 1 : 0,
           unmarkedLimitMean: steadyUnmarked.limitMean,
           unmarkedLimitMin: steadyUnmarked.limitMin,
           unmarkedShedRate: steadyUnmarked.shedRate,

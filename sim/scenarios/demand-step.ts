@@ -1,0 +1,94 @@
+import { atMost, holds } from '../engine/criteria';
+import type { Scenario, ScenarioResult } from '../engine/scenario';
+import { PoissonArrivals } from '../models/load';
+import { World } from '../models/world';
+import type { Limiter } from '../../src/limiter/limiter';
+import {
+  latencyFigures,
+  phase,
+  phasesOf,
+  physicsCriteria,
+  resultOf,
+  serviceFor,
+  settleTime,
+  throughputOf,
+  userClient,
+  type Algorithm,
+} from './common';
+
+/**
+ * A demand step (issue 14): 10% of capacity for two minutes, then 3x. Demand rising from
+ * app-limited to overloaded moves in-flight and goodput up together, which a covariance rule can
+ * mistake for "the upstream got slower"; the baseline learnt at low load is right and must stay.
+ *
+ * Model: C servers, FIFO queue beyond (no 429s), service lognormal(median 20 ms, sigma 0.3).
+ * Load: open-loop Poisson at 0.1x the upstream's throughput for 120 s, then 3x for 90 s, through
+ * `execute` with a 2 s deadline, library defaults.
+ *
+ * Criteria: within 20 s of the step the limit is <= 1.5 C and stays there to the end; the
+ * baseline at the end is within 1.25x of the baseline before the step (it did not learn the
+ * loaded latency); and the physics criteria over the last 60 s (in-flight <= 1.5 C, upstream p90
+ * <= 2x no-load, goodput >= 0.85).
+ */
+export function demandStep(capacity: number, algorithm: Algorithm, seed = 0x5eed0d00 + capacity): Scenario {
+  const name = `demand-step-c${capacity}-${algorithm}`;
+  const title = `Demand step 0.1x -> 3x capacity ${capacity} (${algorithm})`;
+  const service = serviceFor(capacity);
+  return {
+    name,
+    title,
+    group: 13,
+    seed,
+    async run(runSeed: number): Promise<ScenarioResult> {
+      const phases = phasesOf(['light', 120], ['step', 30], ['settled', 60]);
+      let limiter: Limiter | undefined;
+      const world = new World({
+        seed: runSeed,
+        phases,
+        sampleEveryMs: 100,
+        upstream: { servers: capacity, service },
+        clients: (tools) => {
+          const client = userClient(tools, 0, { algorithm });
+          limiter = client.limiter;
+          return [client];
+        },
+      });
+      const throughput = throughputOf(capacity, service);
+      let baselineBefore = Number.NaN;
+      world.simulator.at(phases[1]!.startMs, () => {
+        baselineBefore = limiter!.snapshot().baselineMs ?? Number.NaN;
+      });
+      new PoissonArrivals(
+        world.simulator,
+        world.loadRandom(0),
+        world.clients,
+        0,
+        [
+          { atMs: 0, perSecond: 0.1 * throughput },
+          { atMs: phases[1]!.startMs, perSecond: 3 * throughput },
+        ],
+        world.endMs,
+      ).start();
+      await world.run();
+      const baselineAfter = limiter!.snapshot().baselineMs ?? Number.NaN;
+      const s = world.recorder.series;
+      const stepAt = phases[1]!.startMs;
+      const boundedAfterMs = settleTime(s.limit, s, stepAt, world.endMs, 0, 1.5 * capacity);
+      const settled = phase(world.recorder.summarize(), 'settled');
+      const criteria = [
+        holds('the limit is <= 1.5 C by 20 s after the step and stays there', boundedAfterMs <= 20_000),
+        atMost('baseline at the end / baseline before the step', baselineAfter / baselineBefore, 1.25),
+        ...physicsCriteria(settled, capacity, service, 0.85),
+      ];
+      return resultOf(world, { name, title, algorithm }, runSeed, criteria, {
+        capacity,
+        boundedAfterS: boundedAfterMs / 1000,
+        baselineBeforeMs: baselineBefore,
+        baselineAfterMs: baselineAfter,
+        limitLight: phase(world.recorder.summarize(), 'light').limitMean,
+        limitSettled: settled.limitMean,
+        ...latencyFigures(settled, service),
+      });
+    },
+  };
+}

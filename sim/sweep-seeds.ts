@@ -1,0 +1,38 @@
+import type { Criterion } from './engine/criteria';
+import { formatSeed } from './engine/random';
+
+/**
+ * Seed k of a scenario whose own seed is `base`: base ^ (0x9e3779b1 x k), unsigned (k = 0 is the
+ * base itself). 0x9e3779b1 is 2^32 / phi, the usual odd multiplier for spreading small integers
+ * over 32 bits (Knuth's multiplicative hashing), so nearby k give unrelated seeds.
+ */
+export function sweepSeed(base: number, k: number): number {
+  return (base ^ Math.imul(0x9e3779b1, k)) >>> 0;
+}
+
+/** Seeds 0..count-1 of a scenario. */
+export function sweepSeeds(base: number, count: number): number[] {
+  return Array.from({ length: count }, (_, k) => sweepSeed(base, k));
+}
+
+/**
+ * Scenarios whose criteria gate CI. The others run as reported controls (a comparison that must
+ * lose, or an algorithm the matrix reports but the spec does not gate).
+ */
+export function isGated(name: string): boolean {
+  return !name.endsWith('-aimd') && !name.startsWith('report-');
+}
+
+/** One run's outcome, as the sweep's workers report it. */
+export interface SweepRun {
+  readonly scenario: string;
+  readonly k: number;
+  readonly seed: number;
+  readonly seedHex: string;
+  readonly passed: boolean;
+  readonly criteria: readonly Criterion[];
+  readonly figures: Readonly<Record<string, number>>;
+  readonly cpuMs: number;
+}
+
+export { formatSeed };

@@ -1,0 +1,146 @@
+/**
+ * `npm run sim:sweep -- --seeds 64 [words...] [--jobs 2] [--json file]`: runs every scenario (or
+ * those whose name contains one of the words) on many seeds and prints, per scenario and per
+ * criterion, the pass rate and the measured figure's min / median / max over the seeds.
+ *
+ * Seed k of a scenario is `seed(k) = scenario.seed ^ (0x9e3779b1 * k)` (k = 0 is the scenario's own
+ * seed), so seeds do not depend on the set of scenarios run. Runs go to `--jobs` worker
+ * processes (default: the number of CPUs); each run is a pure function of its seed, so the
+ * figures do not depend on the job count. Exit code 1 if any gated run failed.
+ */
+import { fork } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { fmt } from './engine/criteria';
+import { formatTable } from './report/table';
+import { acceptanceScenarios } from './scenarios/index';
+import { isGated, sweepSeed, type SweepRun } from './sweep-seeds';
+
+interface Job {
+  readonly scenario: string;
+  readonly seed: number;
+  readonly k: number;
+}
+
+function summarize(runs: readonly SweepRun[]): string {
+  const byScenario = new Map<string, SweepRun[]>();
+  for (const r of runs) {
+    const list = byScenario.get(r.scenario) ?? [];
+    list.push(r);
+    byScenario.set(r.scenario, list);
+  }
+  const rows: string[][] = [];
+  for (const [scenario, list] of byScenario) {
+    const passed = list.filter((r) => r.passed).length;
+    rows.push([scenario, '(all criteria)', `${passed}/${list.length}`, '', '', '', '']);
+    const names = list[0]!.criteria.map((c) => c.name);
+    for (const name of names) {
+      const values: number[] = [];
+      let pass = 0;
+      let bound = '';
+      for (const r of list) {
+        const c = r.criteria.find((x) => x.name === name);
+        if (c === undefined) continue;
+        values.push(c.measured);
+        if (c.pass) pass++;
+        bound = c.criterion;
+      }
+      const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+      const median = sorted.length === 0 ? NaN : sorted[(sorted.length - 1) >> 1]!;
+      const worstSeed = list.find((r) => r.criteria.some((c) => c.name === name && !c.pass))?.seedHex ?? '';
+      rows.push([
+        '',
+        name,
+        `${pass}/${values.length}`,
+        fmt(sorted[0] ?? NaN),
+        fmt(median),
+        fmt(sorted[sorted.length - 1] ?? NaN),
+        `${bound}${worstSeed ? `  (fails e.g. ${worstSeed})` : ''}`,
+      ]);
+    }
+  }
+  return formatTable(['scenario', 'criterion', 'pass', 'min', 'median', 'max', 'bound'], rows);
+}
+
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({
+    options: {
+      seeds: { type: 'string', default: '16' },
+      jobs: { type: 'string', default: String(availableParallelism()) },
+      json: { type: 'string' },
+      all: { type: 'boolean', default: false },
+    },
+    allowPositionals: true,
+  });
+  const seeds = Number(values.seeds);
+  const jobs = Number(values.jobs);
+  if (!Number.isInteger(seeds) || seeds < 1)
+    throw new RangeError(`--seeds must be a positive integer; got ${values.seeds}`);
+  if (!Number.isInteger(jobs) || jobs < 1)
+    throw new RangeError(`--jobs must be a positive integer; got ${values.jobs}`);
+  const all = acceptanceScenarios();
+  const selected = (
+    positionals.length === 0 ? all : all.filter((s) => positionals.some((w) => s.name.includes(w)))
+  ).filter((s) => values.all || positionals.length > 0 || isGated(s.name));
+  if (selected.length === 0) {
+    console.error(`no scenario matches ${positionals.join(', ')}; scenarios: ${all.map((s) => s.name).join(', ')}`);
+    process.exit(2);
+  }
+  const queue: Job[] = [];
+  for (const s of selected)
+    for (let k = 0; k < seeds; k++) queue.push({ scenario: s.name, seed: sweepSeed(s.seed, k), k });
+  const total = queue.length;
+  const runs: SweepRun[] = [];
+  const started = performance.now();
+  const workerPath = fileURLToPath(new URL('./sweep-worker.ts', import.meta.url));
+  await Promise.all(
+    Array.from({ length: Math.min(jobs, total) }, async () => {
+      const child = fork(workerPath, [], {
+        execArgv: ['--import', 'tsx'],
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      });
+      try {
+        for (let job = queue.shift(); job !== undefined; job = queue.shift()) {
+          const run = await new Promise<SweepRun>((resolve, reject) => {
+            const onExit = (code: number | null) =>
+              reject(new Error(`sweep worker exited (${code}) running ${job.scenario}`));
+            child.once('exit', onExit);
+            child.once('message', (m) => {
+              child.off('exit', onExit);
+              resolve(m as SweepRun);
+            });
+            child.send(job);
+          });
+          runs.push(run);
+          if (!run.passed && isGated(run.scenario)) {
+            const failed = run.criteria
+              .filter((c) => !c.pass)
+              .map((c) => `${c.name}: ${fmt(c.measured)} (${c.criterion})`);
+            console.log(`FAIL ${run.scenario} seed ${run.seedHex}: ${failed.join('; ')}`);
+          }
+          if (process.stderr.isTTY) process.stderr.write(`\r${runs.length}/${total} runs`);
+        }
+      } finally {
+        child.disconnect();
+      }
+    }),
+  );
+  if (process.stderr.isTTY) process.stderr.write('\n');
+  const order = new Map(selected.map((s, i) => [s.name, i]));
+  runs.sort((a, b) => order.get(a.scenario)! - order.get(b.scenario)! || a.k - b.k);
+  console.log(summarize(runs));
+  console.log(`\n${total} runs in ${((performance.now() - started) / 1000).toFixed(1)} s with ${jobs} jobs`);
+  if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(runs, null, 1) + '\n');
+  const failed = runs.filter((r) => !r.passed && isGated(r.scenario));
+  if (failed.length > 0) {
+    console.log(`${failed.length} gated runs failed`);
+    process.exitCode = 1;
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
