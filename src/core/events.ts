@@ -1,18 +1,17 @@
 /**
- * The key TypeScript knows `Symbol.dispose` by, where the consumer's lib declares it
- * (`esnext.disposable`, `es2025`, `@types/node`); with an older lib there is no key and the type
- * below is just `{ dispose(): void }`, so the declarations compile under `lib: ["es2022"]` alone.
- */
-type DisposeKey = SymbolConstructor extends { readonly dispose: infer K extends symbol } ? K : never;
-
-/**
  * What subscribing to an event (and `breaker.isolate()`) returns: call `dispose()` to stop
  * listening, or let `using` do it (`using sub = breaker.onOpen(log)`; TypeScript 5.2+).
  *
  * Named `Subscription`, not `Disposable`: an import of that name would shadow the global
  * `Disposable` interface of TypeScript's own lib in the importing module.
  */
-export type Subscription = { dispose(): void } & { readonly [K in DisposeKey]: () => void };
+export type Subscription = { dispose(): void } & {
+  // `Symbol.dispose` as a key only where the consumer's lib declares it (`esnext.disposable`,
+  // `es2025`, `@types/node`); with an older lib there is no key and this is `{ dispose(): void }`,
+  // so the declarations compile under `lib: ["es2022"]` alone. Inline, not a named helper type:
+  // the API reference has nothing to say about it.
+  readonly [K in SymbolConstructor extends { readonly dispose: infer D extends symbol } ? D : never]: () => void;
+};
 
 /**
  * `Symbol.dispose` where the runtime has it (Node 18.18+, 20+, Workers, current browsers). Before
