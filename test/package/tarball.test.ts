@@ -19,7 +19,8 @@ function linksOf(markdown: string): Array<{ line: number; target: string }> {
     if (/^\s*(```|~~~)/.test(text)) fenced = !fenced;
     if (fenced) continue;
     const prose = text.replace(/`[^`]*`/g, '');
-    for (const match of prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) links.push({ line: index + 1, target: match[1]! });
+    for (const match of prose.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g))
+      links.push({ line: index + 1, target: match[1]! });
   }
   return links;
 }
@@ -39,7 +40,12 @@ describe('the published tarball', () => {
 
   it('points every entry of package.json at a file it ships, and depends on nothing', () => {
     const manifest = JSON.parse(readFileSync(join(pack.packageDir, 'package.json'), 'utf8'));
-    const targets = [manifest.main, manifest.module, manifest.types, ...JSON.stringify(manifest.exports).matchAll(/"\.\/([^"]+)"/g)]
+    const targets = [
+      manifest.main,
+      manifest.module,
+      manifest.types,
+      ...JSON.stringify(manifest.exports).matchAll(/"\.\/([^"]+)"/g),
+    ]
       .map((t) => (typeof t === 'string' ? t : t[1]))
       .map((t: string) => t.replace(/^\.\//, ''))
       .filter((t: string) => t !== '.' && t !== 'package.json');
@@ -67,7 +73,8 @@ describe('the published tarball', () => {
       for (const { line, target } of linksOf(markdown)) {
         if (isExternal(target)) continue;
         const path = posix.normalize(posix.join(dirname(file), target.split('#')[0]!));
-        const shipped = pack.files.includes(path) || pack.files.some((f) => f.startsWith(`${path.replace(/\/$/, '')}/`));
+        const shipped =
+          pack.files.includes(path) || pack.files.some((f) => f.startsWith(`${path.replace(/\/$/, '')}/`));
         if (!shipped && !REPOSITORY_ONLY.some((prefix) => `${path}/`.startsWith(prefix))) {
           broken.push(`${file}:${line}: ${target}`);
         }
