@@ -63,7 +63,8 @@ function alive(pid) {
 function pruneOthers(keep) {
   for (const name of readdirSync(CACHE)) {
     const path = join(CACHE, name);
-    if (path !== keep && !name.endsWith('.lock') && !existsSync(`${path}.lock`)) rmSync(path, { recursive: true, force: true });
+    if (path !== keep && !name.endsWith('.lock') && !existsSync(`${path}.lock`))
+      rmSync(path, { recursive: true, force: true });
   }
 }
 
@@ -104,7 +105,8 @@ export function packOnce({ force = false } = {}) {
       const age = Date.now() - statSync(lock).mtimeMs;
       // A lock left by a process that died (or that never wrote its pid) is taken over.
       if ((owner > 0 && !alive(owner)) || (owner === 0 && age > 5_000)) rmSync(lock, { recursive: true, force: true });
-      else if (Date.now() > until) throw new Error(`resilix pack: still locked by pid ${owner} after ${LOCK_WAIT_MS} ms`);
+      else if (Date.now() > until)
+        throw new Error(`resilix pack: still locked by pid ${owner} after ${LOCK_WAIT_MS} ms`);
       else sleep(100);
       continue;
     }
