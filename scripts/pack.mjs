@@ -79,7 +79,7 @@ function pack(dir) {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, npm_config_loglevel: 'warn' },
   });
-  const [packed] = JSON.parse(out.slice(out.indexOf('[')));
+  const [packed] = JSON.parse(out.slice(out.search(/^\[$/m)));
   const tarball = join(dir, packed.filename);
   const packageDir = join(dir, 'node_modules/resilix');
   mkdirSync(packageDir, { recursive: true });
