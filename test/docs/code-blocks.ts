@@ -93,7 +93,13 @@ export function extractBlocks(markdown: string, file: string): CodeBlock[] {
       continue;
     }
     if (match !== null && match[2]!.startsWith(open.fence) && match[3]!.trim() === '') {
-      const block: CodeBlock = { file, line: open.line, lang: open.lang, flags: open.flags, code: open.body.join('\n') };
+      const block: CodeBlock = {
+        file,
+        line: open.line,
+        lang: open.lang,
+        flags: open.flags,
+        code: open.body.join('\n'),
+      };
       if (open.fragment !== undefined && !isChecked(block)) {
         throw new Error(`${file}:${open.line}: only a \`\`\`ts block can be a fragment`);
       }

@@ -115,7 +115,8 @@ function compileAll(): void {
     if (target === undefined) throw new Error(`${fileName}:${line + 1}: TS${diagnostic.code} ${message}`);
     const inBlock = line - target.preludeLines;
     // +1 for the fence line, +1 for 1-based lines; an error in the prelude says so.
-    const where = inBlock < 0 ? `${target.block.line} (fragment prelude, line ${line + 1})` : target.block.line + inBlock + 1;
+    const where =
+      inBlock < 0 ? `${target.block.line} (fragment prelude, line ${line + 1})` : target.block.line + inBlock + 1;
     target.errors.push(`${target.block.file}:${where}: TS${diagnostic.code} ${message}`);
   }
 }
@@ -141,7 +142,14 @@ describe('the fence rules the docs test relies on', () => {
   });
 
   it('reads a fragment comment right above a fence as what the block assumes', () => {
-    const md = ['<!-- fragment: the url of the prose', 'declare const url: string;', '-->', '```ts', 'use(url);', '```'];
+    const md = [
+      '<!-- fragment: the url of the prose',
+      'declare const url: string;',
+      '-->',
+      '```ts',
+      'use(url);',
+      '```',
+    ];
     expect(extractBlocks(md.join('\n'), 'f.md')).toEqual([
       {
         file: 'f.md',
@@ -179,7 +187,9 @@ describe('the fence rules the docs test relies on', () => {
     expect(compiled.get(CANARIES[1]!)!.errors).toEqual([
       expect.stringMatching(/^canary\/strict\.md:11: TS(2304|2552) Cannot find name 'url'\./),
     ]);
-    expect(compiled.get(CANARIES[3]!)!.errors).toEqual(["canary/dom.md:31: TS2584 Cannot find name 'document'. Do you need to change your target library? Try changing the 'lib' compiler option to include 'dom'."]);
+    expect(compiled.get(CANARIES[3]!)!.errors).toEqual([
+      "canary/dom.md:31: TS2584 Cannot find name 'document'. Do you need to change your target library? Try changing the 'lib' compiler option to include 'dom'.",
+    ]);
   });
 
   it('fails a fragment on a name its prelude does not state, and on a name resilix does not export', () => {
