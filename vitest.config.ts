@@ -1,6 +1,10 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The examples import 'resilix' as a user's app does; their tests run them against the source.
+  // The packed package is tested as published in test/package, test/docs and test/workers.
+  resolve: { alias: { resilix: fileURLToPath(new URL('./src/index.ts', import.meta.url)) } },
   test: {
     include: ['test/**/*.test.ts', 'sim/**/*.test.ts'],
     testTimeout: 60_000,

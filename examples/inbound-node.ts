@@ -5,21 +5,14 @@
  *
  *   npx tsx examples/inbound-node.ts      # listens on 127.0.0.1:8080
  *
- * In your app: `import { isResilixError, limiter, pipeline, timeout, type Executor } from 'resilix'`.
+ * Copy it into your app as it is: it imports `resilix` as your app does.
  */
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
-import { isResilixError, pipeline, timeout, type Executor } from '../src/index';
-import { limiter } from '../src/limiter/limiter';
+import { isResilixError, limiter, pipeline, retryAfterHeader, timeout, type Executor } from 'resilix';
 
 /** A handler that finishes the response itself; `signal` aborts when the client goes away. */
 export type Handler = (req: IncomingMessage, res: ServerResponse, signal: AbortSignal) => Promise<void>;
-
-/** Seconds for Retry-After: the rejection's hint rounded up, or 1 s (seed 001's constant) without one. */
-export function retryAfterSeconds(error: unknown): number {
-  const hintMs = (error as { retryAfterMs?: number }).retryAfterMs;
-  return Math.max(1, Math.ceil((hintMs ?? 1_000) / 1_000));
-}
 
 /**
  * Wraps a handler with a limiter (any resilix executor: a limiter, a bulkhead, a pipeline). The
@@ -38,7 +31,8 @@ export function shedding(gate: Executor, handler: Handler): RequestListener {
           res.destroy();
         } else if (isResilixError(error)) {
           // Shed before any work started (limit exceeded, queue deadline, bulkhead full, open breaker).
-          res.writeHead(503, { 'retry-after': String(retryAfterSeconds(error)), 'content-type': 'text/plain' });
+          // Retry-After: the refusal's hint in whole seconds, rounded up; 1 s without one.
+          res.writeHead(503, { 'retry-after': retryAfterHeader(error), 'content-type': 'text/plain' });
           res.end('overloaded, retry later\n');
         } else {
           res.writeHead(500, { 'content-type': 'text/plain' });

@@ -4,18 +4,11 @@
  * it. It is per isolate, not per Worker: Cloudflare runs many isolates, each with its own limit
  * (see docs/workers.md).
  *
- * In your app: `import { isResilixError, limiter, pipeline, timeout, type Executor } from 'resilix'`.
+ * Copy it into your app as it is: it imports `resilix` as your app does.
  */
-import { isResilixError, pipeline, timeout, type Executor } from '../src/index';
-import { limiter } from '../src/limiter/limiter';
+import { isResilixError, limiter, pipeline, retryAfterHeader, timeout, type Executor } from 'resilix';
 
 export type FetchHandler<Env> = (request: Request, env: Env, signal: AbortSignal) => Promise<Response>;
-
-/** Seconds for Retry-After: the rejection's hint rounded up, or 1 s (seed 001's constant) without one. */
-export function retryAfterSeconds(error: unknown): number {
-  const hintMs = (error as { retryAfterMs?: number }).retryAfterMs;
-  return Math.max(1, Math.ceil((hintMs ?? 1_000) / 1_000));
-}
 
 /**
  * Wraps a Worker's fetch handler with a limiter (any resilix executor). The handler's Response is
@@ -29,7 +22,8 @@ export function shedding<Env>(gate: Executor, handler: FetchHandler<Env>) {
       if (!isResilixError(error)) throw error;
       return new Response('overloaded, retry later\n', {
         status: 503,
-        headers: { 'retry-after': String(retryAfterSeconds(error)), 'content-type': 'text/plain' },
+        // Retry-After: the refusal's hint in whole seconds, rounded up; 1 s without one.
+        headers: { 'retry-after': retryAfterHeader(error), 'content-type': 'text/plain' },
       });
     }
   };

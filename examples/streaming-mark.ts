@@ -11,9 +11,9 @@
  * `resilientFetch` is the wrong tool here: it settles at the response headers and hands you the
  * body after its slot is released.
  *
- * In your app: `import { limiter, pipeline, timeout, type Executor } from 'resilix'`.
+ * Copy it into your app as it is: it imports `resilix` as your app does.
  */
-import type { Executor } from '../src/index';
+import type { Executor } from 'resilix';
 
 export interface StreamingClientOptions {
   /** The upstream's streaming endpoint. */

@@ -1,15 +1,19 @@
 /**
  * resilix -> Prometheus, with prom-client. A recipe to copy into your app (resilix itself depends
- * on nothing): read docs/telemetry.md first.
+ * on nothing): read docs/telemetry.md first. It exports the same data as
+ * examples/telemetry-otel.ts, under Prometheus names (naming guide: base units, `_total` on
+ * counters, `_ratio` on ratios).
  *
- * - The gauges are read from `snapshot()` at scrape time (prom-client's `collect`), so resilix does
- *   no work between scrapes and nothing runs on a timer.
- * - `instrument()` wraps an executor to count calls by attempt (original or retry) and outcome,
- *   so a dashboard tells a retry storm from fresh demand (seed 003).
+ * - `registerResilixMetrics()`: gauges and counters read from `snapshot()` at scrape time
+ *   (prom-client's `collect`), so resilix does no work between scrapes and nothing runs on a timer.
+ * - `instrument()`: wraps an executor to count calls by attempt (original or retry) and outcome,
+ *   refusals included, so a dashboard tells a retry storm from fresh demand (seed 003).
+ * - `recordLatency()`: a histogram of every settled call's latency, by attempt and verdict, from
+ *   the pipeline's own Observations (the numbers the limiter learns from).
  *
- * In your app: `import type { CircuitBreaker, Executor, Limiter } from 'resilix'`.
+ * Copy it into your app as it is: it imports `resilix` as your app does.
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import {
   isBrokenCircuitError,
   isBulkheadFullError,
@@ -21,7 +25,10 @@ import {
   type ExecuteOptions,
   type Executor,
   type Limiter,
-} from '../src/index';
+  type Listener,
+  type Observation,
+  type Subscription,
+} from 'resilix';
 
 /** Named policies: a fixed object, or a function read at every scrape (for a KeyRegistry's keys). */
 export type Named<P> = Readonly<Record<string, P>> | (() => Iterable<readonly [string, P]>);
@@ -37,66 +44,105 @@ export interface PrometheusOptions {
 
 export const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half-open', 'isolated'];
 
+/**
+ * Histogram buckets in seconds: OpenTelemetry's advice for `http.client.request.duration` (HTTP
+ * semantic conventions), so both recipes bucket alike; the OTel recipe uses the same list.
+ */
+export const LATENCY_BUCKETS_SECONDS: readonly number[] = [
+  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+];
+
 function entriesOf<P>(named: Named<P> | undefined): Iterable<readonly [string, P]> {
   if (named === undefined) return [];
   return typeof named === 'function' ? named() : Object.entries(named);
 }
 
+const seconds = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : ms / 1_000);
+
 /**
- * Registers the resilix gauges and counters. Every value is read from the policies' snapshots
- * when Prometheus scrapes.
+ * Gauges and counters with one label (`limiter` or `breaker`), one series per named policy, read
+ * from its snapshot at scrape time. A counter's value is resilix's own running total: it is reset,
+ * then set to the total. A policy that is gone (an evicted key) stops being reported.
  */
+function seriesOf<P, S>(
+  registers: Registry[],
+  label: string,
+  named: Named<P> | undefined,
+  snapshotOf: (policy: P) => S,
+) {
+  const points = function* (read: (s: S) => number | undefined) {
+    for (const [name, policy] of entriesOf(named)) {
+      const value = read(snapshotOf(policy));
+      if (value !== undefined) yield [{ [label]: name }, value] as const;
+    }
+  };
+  return {
+    gauge(name: string, help: string, read: (s: S) => number | undefined): void {
+      new Gauge({
+        name,
+        help,
+        labelNames: [label],
+        registers,
+        collect() {
+          this.reset();
+          for (const [labels, value] of points(read)) this.set(labels, value);
+        },
+      });
+    },
+    counter(name: string, help: string, read: (s: S) => number): void {
+      new Counter({
+        name,
+        help,
+        labelNames: [label],
+        registers,
+        collect() {
+          this.reset();
+          for (const [labels, value] of points(read)) this.inc(labels, value);
+        },
+      });
+    },
+  };
+}
+
+/** Registers the resilix gauges and counters; every value is read when Prometheus scrapes. */
 export function registerResilixMetrics(options: PrometheusOptions): void {
   const registers = [options.registry];
-  const limiters = options.limiters;
-  const breakers = options.breakers;
 
-  const limiterGauge = (name: string, help: string, read: (s: ReturnType<Limiter['snapshot']>) => number | undefined) =>
-    new Gauge({
-      name,
-      help,
-      labelNames: ['limiter'],
-      registers,
-      collect() {
-        this.reset(); // a limiter that is gone (an evicted key) stops being reported
-        for (const [label, limiter] of entriesOf(limiters)) {
-          const value = read(limiter.snapshot());
-          if (value !== undefined) this.set({ limiter: label }, value);
-        }
-      },
-    });
-
-  limiterGauge('resilix_limiter_limit', 'The adaptive concurrency limit now in force.', (s) => s.limit);
-  limiterGauge('resilix_limiter_inflight', 'Calls holding a limiter permit now.', (s) => s.inflight);
-  limiterGauge('resilix_limiter_queued', 'Calls waiting in the limiter queue now.', (s) => s.queued);
-  limiterGauge(
-    'resilix_limiter_baseline_ms',
-    'The no-load latency the limiter compares against, in ms.',
-    (s) => s.baselineMs,
+  const limiter = seriesOf(registers, 'limiter', options.limiters, (l: Limiter) => l.snapshot());
+  limiter.gauge('resilix_limiter_limit', 'The adaptive concurrency limit now in force.', (s) => s.limit);
+  limiter.gauge('resilix_limiter_inflight', 'Calls holding a limiter permit now.', (s) => s.inflight);
+  limiter.gauge('resilix_limiter_queued', 'Calls waiting in the limiter queue now.', (s) => s.queued);
+  limiter.gauge('resilix_limiter_baseline_seconds', 'The no-load latency the limiter compares against.', (s) =>
+    seconds(s.baselineMs),
   );
-  limiterGauge('resilix_limiter_latency_ms', 'The smoothed window latency (p90), in ms.', (s) => s.latencyMs);
-
-  // Counters whose value is resilix's own running total: set at scrape time.
-  const limiterCounter = (name: string, help: string, read: (s: ReturnType<Limiter['snapshot']>) => number) =>
-    new Counter({
-      name,
-      help,
-      labelNames: ['limiter'],
-      registers,
-      collect() {
-        this.reset();
-        for (const [label, limiter] of entriesOf(limiters)) this.inc({ limiter: label }, read(limiter.snapshot()));
-      },
-    });
-
-  limiterCounter('resilix_limiter_admitted_total', 'Calls admitted by the limiter.', (s) => s.admitted);
-  limiterCounter('resilix_limiter_shed_total', 'Calls shed by the limiter (LimitExceededError).', (s) => s.shed);
-  limiterCounter(
+  limiter.gauge('resilix_limiter_latency_seconds', 'The smoothed window latency (p90).', (s) => seconds(s.latencyMs));
+  limiter.counter('resilix_limiter_admitted_total', 'Calls admitted by the limiter.', (s) => s.admitted);
+  limiter.counter('resilix_limiter_shed_total', 'Calls shed by the limiter (LimitExceededError).', (s) => s.shed);
+  limiter.counter(
     'resilix_limiter_queue_timeouts_total',
     'Calls whose deadline passed while queued.',
     (s) => s.timedOutInQueue,
   );
 
+  const breaker = seriesOf(registers, 'breaker', options.breakers, (b: CircuitBreaker) => b.snapshot());
+  breaker.gauge(
+    'resilix_breaker_failure_ratio',
+    'Failures / calls in the breaker window (0 when empty).',
+    (s) => s.failureRate,
+  );
+  breaker.gauge(
+    'resilix_breaker_slow_call_ratio',
+    'Slow calls / calls in the breaker window (0 when empty).',
+    (s) => s.slowCallRate,
+  );
+  breaker.counter(
+    'resilix_breaker_rejected_total',
+    'Calls refused by an open breaker (BrokenCircuitError).',
+    (s) => s.rejected,
+  );
+
+  // One-hot: a second label, so a series per state.
+  const breakers = options.breakers;
   new Gauge({
     name: 'resilix_breaker_state',
     help: 'The circuit state: 1 for the current state, 0 for the others.',
@@ -104,32 +150,10 @@ export function registerResilixMetrics(options: PrometheusOptions): void {
     registers,
     collect() {
       this.reset();
-      for (const [label, breaker] of entriesOf(breakers)) {
-        const current = breaker.state;
-        for (const state of CIRCUIT_STATES) this.set({ breaker: label, state }, state === current ? 1 : 0);
+      for (const [name, b] of entriesOf(breakers)) {
+        const current = b.snapshot().state;
+        for (const state of CIRCUIT_STATES) this.set({ breaker: name, state }, state === current ? 1 : 0);
       }
-    },
-  });
-
-  new Gauge({
-    name: 'resilix_breaker_failure_rate',
-    help: 'Failures / calls in the breaker window (0 when empty).',
-    labelNames: ['breaker'],
-    registers,
-    collect() {
-      this.reset();
-      for (const [label, breaker] of entriesOf(breakers)) this.set({ breaker: label }, breaker.snapshot().failureRate);
-    },
-  });
-
-  new Counter({
-    name: 'resilix_breaker_rejected_total',
-    help: 'Calls refused by an open breaker (BrokenCircuitError).',
-    labelNames: ['breaker'],
-    registers,
-    collect() {
-      this.reset();
-      for (const [label, breaker] of entriesOf(breakers)) this.inc({ breaker: label }, breaker.snapshot().rejected);
     },
   });
 }
@@ -149,9 +173,14 @@ export function outcomeOf(error: unknown, signal?: AbortSignal): Outcome {
   return 'error';
 }
 
-/** `original` for attempt 1 (or none given), `retry` for 2 and later. */
+/** `original` for attempt 1 (or none given), `retry` for 2 and later: `Observation.attempt`'s meaning. */
 export function attemptKind(attempt: number | undefined): 'original' | 'retry' {
   return attempt === undefined || attempt <= 1 ? 'original' : 'retry';
+}
+
+/** The metric already in `registry` under `name`, or a new one: a second wrapper shares the first one's series. */
+function registered<M>(registry: Registry, name: string, create: () => M): M {
+  return (registry.getSingleMetric(name) as M | undefined) ?? create();
 }
 
 /**
@@ -160,14 +189,17 @@ export function attemptKind(attempt: number | undefined): 'original' | 'retry' {
  * `execute(fn, { attempt })` where you retry; resilix hands it to `ctx.attempt` and to the policies.
  */
 export function instrument(executor: Executor, name: string, registry: Registry): Executor {
-  const calls =
-    (registry.getSingleMetric('resilix_calls_total') as Counter<'executor' | 'attempt' | 'outcome'> | undefined) ??
-    new Counter({
-      name: 'resilix_calls_total',
-      help: 'Calls through resilix, by attempt (original or retry) and outcome.',
-      labelNames: ['executor', 'attempt', 'outcome'],
-      registers: [registry],
-    });
+  const calls = registered(
+    registry,
+    'resilix_calls_total',
+    () =>
+      new Counter({
+        name: 'resilix_calls_total',
+        help: 'Calls through resilix, by attempt (original or retry) and outcome.',
+        labelNames: ['executor', 'attempt', 'outcome'] as const,
+        registers: [registry],
+      }),
+  );
   return {
     execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
       const attempt = attemptKind(options?.attempt);
@@ -183,4 +215,34 @@ export function instrument(executor: Executor, name: string, registry: Registry)
       );
     },
   };
+}
+
+/** Anything that reports its settled calls: a `pipeline()`. */
+export interface SettleSource {
+  onSettle(listener: Listener<Observation>): Subscription;
+}
+
+/**
+ * Records every call `source` settles in `resilix_call_latency_seconds{executor, attempt,
+ * verdict}`: the Observation's `latencyMs` (to `ctx.mark()` if the call marked, else to the end),
+ * which is what the limiter tunes on. Refused calls never ran and are not in it: count them with
+ * `instrument()`. Returns the subscription; dispose it when the pipeline goes away.
+ */
+export function recordLatency(source: SettleSource, name: string, registry: Registry): Subscription {
+  const latency = registered(
+    registry,
+    'resilix_call_latency_seconds',
+    () =>
+      new Histogram({
+        name: 'resilix_call_latency_seconds',
+        help: 'Latency of settled calls (to the first mark), by attempt and verdict.',
+        labelNames: ['executor', 'attempt', 'verdict'] as const,
+        buckets: [...LATENCY_BUCKETS_SECONDS],
+        registers: [registry],
+      }),
+  );
+  // The Observation is valid only during the listener: read it, keep nothing.
+  return source.onSettle((o) => {
+    latency.observe({ executor: name, attempt: attemptKind(o.attempt), verdict: o.verdict }, o.latencyMs / 1_000);
+  });
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Packs the library as npm would publish it, then checks the tarball with publint and
-// @arethetypeswrong/cli (ESM + CJS + types for both conditions). Run after `npm run build`.
+// Packs the library as npm would publish it (its `prepack` builds dist/), then checks the tarball
+// with publint and @arethetypeswrong/cli (ESM + CJS + types for both conditions).
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,9 @@ import { join } from 'node:path';
 const dir = mkdtempSync(join(tmpdir(), 'resilix-pack-'));
 const run = (cmd, args) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
 try {
-  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', dir]));
+  // The build's output (prepack) comes first on stdout; npm's JSON is the array after it.
+  const output = run('npm', ['pack', '--json', '--pack-destination', dir]);
+  const packed = JSON.parse(output.slice(output.search(/^\[$/m)));
   const tarball = join(dir, packed[0].filename);
   const files = packed[0].files.map((f) => f.path);
   console.log(`packed ${packed[0].filename}: ${files.length} files, ${packed[0].size} bytes`);

@@ -8,10 +8,16 @@ export type { Classifier, Classification, Settled } from './core/classify';
 export { defaultClassify, verdictForStatus, parseRetryAfter } from './core/classify';
 export type { Permit } from './core/ports';
 export type { Policy, PolicyKind } from './core/policy';
-export type { Disposable, Listener } from './core/events';
+export type { Listener, Subscription } from './core/events';
 export { POLICY_ORDER } from './core/policy';
 export * from './errors/index';
-export { pipeline, Pipeline, type PipelineOptions, type PipelineSnapshot } from './pipeline/pipeline';
+export {
+  pipeline,
+  Pipeline,
+  type PipelineOptions,
+  type PipelineSnapshot,
+  type PolicySnapshot,
+} from './pipeline/pipeline';
 export { timeout, TimeoutPolicy, type TimeoutOptions, type TimeoutSnapshot } from './timeout/timeout';
 export { bulkhead, Bulkhead, type BulkheadOptions, type BulkheadSnapshot } from './bulkhead/bulkhead';
 export * from './breaker/index';

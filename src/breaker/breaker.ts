@@ -1,7 +1,7 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
 import { resolveClock, type ResolvedClock } from '../core/clock';
-import { EventChannel, type Disposable, type Listener } from '../core/events';
+import { EventChannel, subscription, type Listener, type Subscription } from '../core/events';
 import type { Observation } from '../core/observation';
 import { functionOption } from '../core/options';
 import type { Policy } from '../core/policy';
@@ -144,21 +144,21 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
   // ---- events -------------------------------------------------------------------------------
 
   /** Every state change, with its reason. */
-  onStateChange(listener: Listener<BreakerStateChange>): Disposable {
+  onStateChange(listener: Listener<BreakerStateChange>): Subscription {
     return this.stateChanges.subscribe(listener);
   }
 
   /** Changes into `open` (tripped, or a probe failed). Isolation is reported by onStateChange. */
-  onOpen(listener: Listener<BreakerStateChange>): Disposable {
+  onOpen(listener: Listener<BreakerStateChange>): Subscription {
     return this.opened.subscribe(listener);
   }
 
-  onHalfOpen(listener: Listener<BreakerStateChange>): Disposable {
+  onHalfOpen(listener: Listener<BreakerStateChange>): Subscription {
     return this.halfOpened.subscribe(listener);
   }
 
   /** Changes into `closed` (probes succeeded, or a manual reset). */
-  onClose(listener: Listener<BreakerStateChange>): Disposable {
+  onClose(listener: Listener<BreakerStateChange>): Subscription {
     return this.closed.subscribe(listener);
   }
 
@@ -209,22 +209,20 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
    * Holds the breaker open (state `isolated`) until `reset()`, or until every handle returned by
    * `isolate()` has been disposed; then it closes with a fresh window.
    */
-  isolate(): Disposable {
+  isolate(): Subscription {
     const generation = this.isolationGeneration;
     this.isolationHolds++;
     if (this.current !== 'isolated') this.moveTo('isolated', 'manual', this.clock.now());
     let held = true;
-    return {
-      dispose: () => {
-        if (!held) return;
-        held = false;
-        if (generation !== this.isolationGeneration) return; // a reset() already released it
-        this.isolationHolds--;
-        if (this.isolationHolds === 0 && !this.isolationPinned && this.current === 'isolated') {
-          this.close('manual', this.clock.now());
-        }
-      },
-    };
+    return subscription(() => {
+      if (!held) return;
+      held = false;
+      if (generation !== this.isolationGeneration) return; // a reset() already released it
+      this.isolationHolds--;
+      if (this.isolationHolds === 0 && !this.isolationPinned && this.current === 'isolated') {
+        this.close('manual', this.clock.now());
+      }
+    });
   }
 
   /**

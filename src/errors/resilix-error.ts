@@ -1,3 +1,9 @@
+import type { TooManyKeysError } from '../registry/too-many-keys-error';
+import type { BrokenCircuitError } from './broken-circuit-error';
+import type { BulkheadFullError } from './bulkhead-full-error';
+import type { LimitExceededError } from './limit-exceeded-error';
+import type { TimeoutError } from './timeout-error';
+
 /**
  * The base of every error resilix throws on purpose. The brand is a registered symbol, so a
  * guard recognises an error made by another copy of the package (two versions in one bundle).
@@ -16,6 +22,22 @@ export interface ResilixErrorOptions {
   /** A hint for the caller (or an HTTP layer's Retry-After): when capacity may be back, in ms. */
   retryAfterMs?: number;
 }
+
+/**
+ * Every error resilix throws, as a union discriminated by `code`: after `isResilixError(error)`,
+ * `switch (error.code)` narrows to the subclass (`case 'ERR_RESILIX_TIMEOUT': error.timeoutMs`).
+ */
+export type AnyResilixError =
+  | BrokenCircuitError
+  | LimitExceededError
+  | BulkheadFullError
+  | TimeoutError
+  | TooManyKeysError;
+
+// Compile-time check: the union and the code list name the same errors (a new error needs both).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Holds<T extends true> = T;
+type UnionCoversEveryCode = Holds<Same<AnyResilixError['code'], ResilixErrorCode>>;
 
 export abstract class ResilixError extends Error {
   abstract readonly code: ResilixErrorCode;
@@ -36,7 +58,10 @@ export function hasResilixCode(error: unknown, code: ResilixErrorCode): boolean 
   return typeof error === 'object' && error !== null && (error as { [BRAND]?: unknown })[BRAND] === code;
 }
 
-/** True for any error resilix threw on purpose, from any copy of the package. */
-export function isResilixError(error: unknown): error is ResilixError {
+/**
+ * True for any error resilix threw on purpose, from any copy of the package. Narrows to
+ * `AnyResilixError`, so a `switch` on `code` then narrows to the subclass.
+ */
+export function isResilixError(error: unknown): error is AnyResilixError {
   return typeof error === 'object' && error !== null && typeof (error as { [BRAND]?: unknown })[BRAND] === 'string';
 }

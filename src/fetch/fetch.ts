@@ -5,7 +5,7 @@ import { KeyRegistry } from '../registry/key-registry';
 import { originKey } from '../registry/origin-key';
 
 /** fetch's own signature: what `resilientFetch` takes (as `options.fetch`) and returns. */
-export type FetchFunction = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** Anything that runs calls under a key, one pipeline per key: a `KeyRegistry`, or your own. */
 export interface KeyedExecutor {
@@ -13,7 +13,7 @@ export interface KeyedExecutor {
 }
 
 /** Picks the registry key of one request, e.g. its origin, its host, or a tenant header. */
-export type RequestKey = (input: RequestInfo | URL, init: RequestInit | undefined) => string;
+export type RequestKey = (input: string | URL | Request, init: RequestInit | undefined) => string;
 
 export interface ResilientFetchOptions {
   /**
@@ -71,7 +71,7 @@ export function resilientFetch(target: Executor | KeyedExecutor, options?: Resil
   const shared: ExecuteOptions = Object.freeze({ timeoutMs, classify });
   const keyOf: RequestKey | undefined = key ?? (target instanceof KeyRegistry ? originKey : undefined);
 
-  return function fetchThroughResilix(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
+  return function fetchThroughResilix(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const signal = init?.signal ?? requestSignal(input);
     const executeOptions: ExecuteOptions =
       signal === undefined || signal === null ? shared : { signal, timeoutMs, classify };
@@ -90,7 +90,7 @@ export function resilientFetch(target: Executor | KeyedExecutor, options?: Resil
 
 async function send(
   fetchImpl: FetchFunction | undefined,
-  input: RequestInfo | URL,
+  input: string | URL | Request,
   init: RequestInit | undefined,
   ctx: CallContext,
 ): Promise<Response> {
@@ -104,6 +104,6 @@ async function send(
 }
 
 /** A `Request`'s own signal (fetch honours it when `init.signal` is absent), by shape, so any realm's Request counts. */
-function requestSignal(input: RequestInfo | URL): AbortSignal | undefined {
+function requestSignal(input: string | URL | Request): AbortSignal | undefined {
   return typeof input === 'object' && !(input instanceof URL) ? (input as Request).signal : undefined;
 }

@@ -1,7 +1,7 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
 import { resolveClock, type Clock } from '../core/clock';
-import type { Disposable, Listener } from '../core/events';
+import type { Listener, Subscription } from '../core/events';
 import {
   choiceOption,
   functionOption,
@@ -159,7 +159,7 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   }
 
   /** Calls `listener` on every change of the limit (window decisions and `resize`). */
-  onLimitChange(listener: Listener<LimitChange>): Disposable {
+  onLimitChange(listener: Listener<LimitChange>): Subscription {
     return this.controller.changes.subscribe(listener);
   }
 

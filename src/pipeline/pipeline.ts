@@ -1,20 +1,28 @@
+import type { BreakerSnapshot } from '../breaker/breaker';
+import type { BulkheadSnapshot } from '../bulkhead/bulkhead';
 import type { CallFn, ExecuteOptions, Executor } from '../core/call';
 import type { Classifier } from '../core/classify';
-import { EventChannel, type Disposable, type Listener } from '../core/events';
+import { EventChannel, type Listener, type Subscription } from '../core/events';
 import type { Observation } from '../core/observation';
 import { functionOption, knownOptions } from '../core/options';
 import { isPolicy, POLICY_ORDER, type Policy, type PolicyKind } from '../core/policy';
 import type { BreakerPort, BulkheadPort, CallPlan, LimiterPort, TimeoutPort } from '../core/ports';
 import { runCall } from '../core/run-call';
+import type { LimiterSnapshot } from '../limiter/limiter';
+import type { TimeoutSnapshot } from '../timeout/timeout';
 
 export interface PipelineOptions {
   /** Classifies every call's outcome; a call's own `classify` overrides it. */
   classify?: Classifier;
 }
 
+/** One policy's snapshot; `kind` tells which (`if (s.kind === 'limiter') s.limit`). */
+export type PolicySnapshot = BreakerSnapshot | LimiterSnapshot | BulkheadSnapshot | TimeoutSnapshot;
+
 export interface PipelineSnapshot {
   readonly kind: 'pipeline';
-  readonly policies: readonly object[];
+  /** Each policy's snapshot, outermost first. */
+  readonly policies: readonly PolicySnapshot[];
 }
 
 /**
@@ -77,12 +85,14 @@ export class Pipeline implements Executor {
    * Observation is valid only during the listener: copy what you keep. Calls that a policy refused
    * never ran and are not reported here; the policies' snapshots count them.
    */
-  onSettle(listener: Listener<Observation>): Disposable {
+  onSettle(listener: Listener<Observation>): Subscription {
     return this.settled.subscribe(listener);
   }
 
   snapshot(): PipelineSnapshot {
-    return { kind: 'pipeline', policies: this.policies.map((p) => p.snapshot()) };
+    // Every policy a pipeline accepts is one of the four (isPolicy checks the kind), so its
+    // snapshot is the matching member of the union.
+    return { kind: 'pipeline', policies: this.policies.map((p) => p.snapshot() as PolicySnapshot) };
   }
 }
 

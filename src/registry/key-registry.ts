@@ -1,5 +1,5 @@
 import type { CallFn, ExecuteOptions, Executor } from '../core/call';
-import { EventChannel, type Disposable, type Listener } from '../core/events';
+import { EventChannel, type Listener, type Subscription } from '../core/events';
 import { functionOption, knownOptions, numberOption, optionsObject } from '../core/options';
 import { reportsBusy } from './busy';
 import { LruList, LruNode } from './lru';
@@ -199,7 +199,7 @@ export class KeyRegistry<V extends Executor = Executor> {
    * Subscribes to keys leaving the registry (evicted for room, or deleted): the place to flush a
    * key's last metrics. A listener that throws is isolated (it breaks no call).
    */
-  onEvict(listener: Listener<KeyEvictionEvent<V>>): Disposable {
+  onEvict(listener: Listener<KeyEvictionEvent<V>>): Subscription {
     return this.evicted.subscribe(listener);
   }
 

@@ -11,7 +11,7 @@ const INPUT_SHOWN_CHARS = 80; // ours: enough to recognise a relative path, shor
  * (IDNA to punycode, IPv4 forms canonicalised, IPv6 in brackets). Throws a `TypeError` for a
  * relative URL, a URL without a host (`data:`, `mailto:`, `file:///`) or anything else.
  */
-export function originKey(input: RequestInfo | URL | string): string {
+export function originKey(input: string | URL | Request): string {
   const url = toUrl(input);
   if (url.host === '') {
     throw new TypeError(

@@ -8,7 +8,7 @@ import {
   type BreakerStateChange,
   type CircuitState,
 } from '../../src/breaker/state';
-import type { Disposable } from '../../src/core/events';
+import type { Subscription } from '../../src/core/events';
 import { VERDICTS, type Verdict } from '../../src/core/verdict';
 import { FakeClock } from '../helpers/fake-clock';
 
@@ -97,7 +97,7 @@ describe('the breaker state machine', () => {
         };
         watch();
         const outstanding: number[] = [];
-        const handles: Disposable[] = [];
+        const handles: Subscription[] = [];
 
         for (const s of steps) {
           const before = b.state;

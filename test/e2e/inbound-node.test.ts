@@ -1,10 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { retryAfterSeconds, shedding, slowHello, type Handler } from '../../examples/inbound-node';
+import { shedding, slowHello, type Handler } from '../../examples/inbound-node';
 import { bulkhead } from '../../src/bulkhead/bulkhead';
 import type { Executor } from '../../src/core/call';
-import { LimitExceededError } from '../../src/errors/index';
 import { limiter } from '../../src/limiter/limiter';
 
 const running: Array<{ server: Server; sockets: Set<Socket> }> = [];
@@ -111,12 +110,5 @@ describe('the inbound node:http example (examples/inbound-node.ts)', { timeout: 
     await eventually(() => aborted !== undefined);
     expect(String(aborted)).toContain('the client closed the connection');
     await eventually(() => gate.active === 0);
-  });
-
-  it('rounds the Retry-After hint up to whole seconds, never below 1', () => {
-    expect(retryAfterSeconds(new LimitExceededError(undefined, { retryAfterMs: 1_500 }))).toBe(2);
-    expect(retryAfterSeconds(new LimitExceededError(undefined, { retryAfterMs: 3_000 }))).toBe(3);
-    expect(retryAfterSeconds(new LimitExceededError(undefined, { retryAfterMs: 20 }))).toBe(1);
-    expect(retryAfterSeconds(new LimitExceededError())).toBe(1);
   });
 });

@@ -1,7 +1,13 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { instrument, registerResilixMetrics } from '../../examples/telemetry-prometheus';
+import {
+  instrument,
+  LATENCY_BUCKETS_SECONDS,
+  recordLatency,
+  registerResilixMetrics,
+} from '../../examples/telemetry-prometheus';
 import { limiter, pipeline, type Limiter } from '../../src/index';
+import { FakeClock } from '../helpers/fake-clock';
 import { fixture } from './fixtures';
 
 /** The value of one sample line, e.g. `resilix_limiter_limit{limiter="api"} 10`. */
@@ -11,7 +17,7 @@ function sample(text: string, series: string): number | undefined {
 }
 
 describe('the prom-client recipe (examples/telemetry-prometheus.ts)', () => {
-  it('exports limit, inflight, queued and baseline of each limiter, read at scrape time', async () => {
+  it('exports limit, inflight, queued, baseline and latency (in seconds) of each limiter, read at scrape time', async () => {
     const f = await fixture();
     const registry = new Registry();
     registerResilixMetrics({ registry, limiters: { api: f.warm, quota: f.full } });
@@ -19,7 +25,8 @@ describe('the prom-client recipe (examples/telemetry-prometheus.ts)', () => {
     expect(sample(text, 'resilix_limiter_limit{limiter="api"}')).toBe(10);
     expect(sample(text, 'resilix_limiter_inflight{limiter="api"}')).toBe(3);
     expect(sample(text, 'resilix_limiter_queued{limiter="api"}')).toBe(0);
-    expect(sample(text, 'resilix_limiter_baseline_ms{limiter="api"}')).toBe(120);
+    expect(sample(text, 'resilix_limiter_baseline_seconds{limiter="api"}')).toBe(0.12);
+    expect(sample(text, 'resilix_limiter_latency_seconds{limiter="api"}')).toBe(0.12);
     expect(sample(text, 'resilix_limiter_limit{limiter="quota"}')).toBe(4);
     expect(sample(text, 'resilix_limiter_inflight{limiter="quota"}')).toBe(4);
     expect(text).toContain('# TYPE resilix_limiter_limit gauge');
@@ -30,7 +37,7 @@ describe('the prom-client recipe (examples/telemetry-prometheus.ts)', () => {
     registerResilixMetrics({ registry, limiters: { fresh: limiter() } });
     const text = await registry.metrics();
     expect(sample(text, 'resilix_limiter_limit{limiter="fresh"}')).toBe(20);
-    expect(sample(text, 'resilix_limiter_baseline_ms{limiter="fresh"}')).toBeUndefined();
+    expect(sample(text, 'resilix_limiter_baseline_seconds{limiter="fresh"}')).toBeUndefined();
   });
 
   it('exports shed and admitted counts as counters', async () => {
@@ -55,7 +62,7 @@ describe('the prom-client recipe (examples/telemetry-prometheus.ts)', () => {
     expect(sample(text, 'resilix_limiter_limit{limiter="quota"}')).toBe(9);
   });
 
-  it('exports the breaker state one-hot, its failure rate and its refusals', async () => {
+  it('exports the breaker state one-hot, its ratios and its refusals', async () => {
     const f = await fixture();
     const registry = new Registry();
     registerResilixMetrics({ registry, breakers: { payments: f.tripped, search: f.healthy } });
@@ -63,7 +70,8 @@ describe('the prom-client recipe (examples/telemetry-prometheus.ts)', () => {
     expect(sample(text, 'resilix_breaker_state{breaker="payments",state="open"}')).toBe(1);
     expect(sample(text, 'resilix_breaker_state{breaker="payments",state="closed"}')).toBe(0);
     expect(sample(text, 'resilix_breaker_state{breaker="search",state="closed"}')).toBe(1);
-    expect(sample(text, 'resilix_breaker_failure_rate{breaker="payments"}')).toBe(1);
+    expect(sample(text, 'resilix_breaker_failure_ratio{breaker="payments"}')).toBe(1);
+    expect(sample(text, 'resilix_breaker_slow_call_ratio{breaker="payments"}')).toBe(0);
     expect(sample(text, 'resilix_breaker_rejected_total{breaker="payments"}')).toBe(1);
   });
 
@@ -100,5 +108,64 @@ describe('the prom-client recipe (examples/telemetry-prometheus.ts)', () => {
     expect(sample(text, 'resilix_calls_total{executor="api",attempt="retry",outcome="shed"}')).toBe(1);
     expect(sample(text, 'resilix_calls_total{executor="api",attempt="original",outcome="shed"}')).toBe(1);
     expect(sample(text, 'resilix_calls_total{executor="api",attempt="original",outcome="error"}')).toBe(1);
+  });
+
+  it('names every series by the Prometheus naming guide: base units, _total counters, _ratio ratios', async () => {
+    const f = await fixture();
+    const registry = new Registry();
+    registerResilixMetrics({ registry, limiters: { api: f.warm }, breakers: { payments: f.tripped } });
+    const p = pipeline(limiter());
+    instrument(p, 'api', registry);
+    recordLatency(p, 'api', registry);
+    const types = (await registry.getMetricsAsJSON()).map((m) => `${m.name} ${m.type}`);
+    expect(types).toEqual([
+      'resilix_limiter_limit gauge',
+      'resilix_limiter_inflight gauge',
+      'resilix_limiter_queued gauge',
+      'resilix_limiter_baseline_seconds gauge',
+      'resilix_limiter_latency_seconds gauge',
+      'resilix_limiter_admitted_total counter',
+      'resilix_limiter_shed_total counter',
+      'resilix_limiter_queue_timeouts_total counter',
+      'resilix_breaker_failure_ratio gauge',
+      'resilix_breaker_slow_call_ratio gauge',
+      'resilix_breaker_rejected_total counter',
+      'resilix_breaker_state gauge',
+      'resilix_calls_total counter',
+      'resilix_call_latency_seconds histogram',
+    ]);
+  });
+
+  it('records settled calls in a latency histogram in seconds, by attempt and verdict', async () => {
+    const clock = new FakeClock();
+    const registry = new Registry();
+    const api = pipeline(limiter({ clock }));
+    const subscription = recordLatency(api, 'api', registry);
+    const taking =
+      (ms: number, fail = false) =>
+      () => {
+        clock.advance(ms);
+        if (fail) throw new Error('upstream 500');
+        return 'ok';
+      };
+    await api.execute(taking(40));
+    await api.execute(taking(250), { attempt: 2 });
+    await api.execute(taking(500, true), { attempt: 2 }).catch(() => undefined);
+    subscription.dispose();
+    await api.execute(taking(40)); // after dispose: not recorded
+    const text = await registry.metrics();
+    const original = 'executor="api",attempt="original",verdict="ok"';
+    expect(sample(text, `resilix_call_latency_seconds_count{${original}}`)).toBe(1);
+    expect(sample(text, `resilix_call_latency_seconds_sum{${original}}`)).toBe(0.04);
+    expect(sample(text, `resilix_call_latency_seconds_bucket{le="0.025",${original}}`)).toBe(0);
+    expect(sample(text, `resilix_call_latency_seconds_bucket{le="0.05",${original}}`)).toBe(1);
+    expect(sample(text, 'resilix_call_latency_seconds_sum{executor="api",attempt="retry",verdict="ok"}')).toBe(0.25);
+    expect(sample(text, 'resilix_call_latency_seconds_sum{executor="api",attempt="retry",verdict="failure"}')).toBe(
+      0.5,
+    );
+    const buckets = text
+      .split('\n')
+      .filter((l) => l.startsWith('resilix_call_latency_seconds_bucket{') && l.includes(original));
+    expect(buckets.map((l) => /le="([^"]+)"/.exec(l)![1])).toEqual([...LATENCY_BUCKETS_SECONDS.map(String), '+Inf']);
   });
 });

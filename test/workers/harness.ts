@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -8,6 +9,17 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Which build of the library a Worker gets: bundled from src/, or the packed tarball's dist/. */
+export type LibraryBuild = 'src' | 'dist';
+
+/** The packed tarball's ES module build (scripts/pack.mjs: one pack per source state). */
+function packedModule(): string {
+  const pack = JSON.parse(
+    execFileSync(process.execPath, [join(root, 'scripts/pack.mjs')], { cwd: root, encoding: 'utf8', timeout: 240_000 }),
+  ) as { packageDir: string };
+  return join(pack.packageDir, 'dist/index.js');
+}
 
 /**
  * The library as a Worker loads it: one ES module bundled from src/index.ts with the package's
@@ -44,11 +56,22 @@ export interface WorkerHandle {
 
 /**
  * Starts workerd (through Miniflare) on a Worker script from test/workers/fixtures, next to the
- * freshly bundled library (`./resilix.js`). No `nodejs_compat` flag: Node globals do not exist.
+ * library as `./resilix.js`: freshly bundled from src/, or the packed dist/index.js copied as it
+ * ships. No `nodejs_compat` flag: Node globals do not exist.
  */
-export async function startWorker(fixture: string, bindings: Record<string, string>): Promise<WorkerHandle> {
+export async function startWorker(
+  fixture: string,
+  bindings: Record<string, string>,
+  build: LibraryBuild = 'src',
+): Promise<WorkerHandle> {
   const dir = await mkdtemp(join(tmpdir(), 'resilix-workers-'));
-  const library = await bundleLibrary(join(dir, 'resilix.js'));
+  let library: string;
+  if (build === 'src') {
+    library = await bundleLibrary(join(dir, 'resilix.js'));
+  } else {
+    await copyFile(packedModule(), join(dir, 'resilix.js'));
+    library = await readFile(join(dir, 'resilix.js'), 'utf8');
+  }
   const scriptPath = join(dir, 'worker.js');
   await copyFile(join(root, 'test/workers/fixtures', fixture), scriptPath);
   const mf = new Miniflare({
@@ -70,12 +93,20 @@ export async function startWorker(fixture: string, bindings: Record<string, stri
   };
 }
 
-/** Bundles a TypeScript Worker (an example) with its imports into one module and starts it. */
-export async function startBundledWorker(entry: string, bindings: Record<string, string> = {}): Promise<WorkerHandle> {
+/**
+ * Bundles a TypeScript Worker (an example) with its imports into one module and starts it. Its
+ * `import ... from 'resilix'` is src/index.ts, or the packed dist/index.js.
+ */
+export async function startBundledWorker(
+  entry: string,
+  bindings: Record<string, string> = {},
+  library: LibraryBuild = 'src',
+): Promise<WorkerHandle> {
   const dir = await mkdtemp(join(tmpdir(), 'resilix-workers-'));
   const scriptPath = join(dir, 'worker.js');
   await build({
     entryPoints: [join(root, entry)],
+    alias: { resilix: library === 'src' ? join(root, 'src/index.ts') : packedModule() },
     bundle: true,
     format: 'esm',
     platform: 'neutral',
@@ -83,12 +114,12 @@ export async function startBundledWorker(entry: string, bindings: Record<string,
     outfile: scriptPath,
     logLevel: 'silent',
   });
-  const library = await readFile(scriptPath, 'utf8');
+  const bundled = await readFile(scriptPath, 'utf8');
   const mf = new Miniflare({ modules: true, modulesRoot: dir, scriptPath, compatibilityDate: '2025-07-01', bindings });
   await mf.ready;
   return {
     mf,
-    library,
+    library: bundled,
     async dispose() {
       await mf.dispose();
       await rm(dir, { recursive: true, force: true });

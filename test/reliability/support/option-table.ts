@@ -51,6 +51,8 @@ export interface Constructor {
   readonly build: (options: unknown) => unknown;
   /** The least options the constructor accepts (its required ones). */
   readonly base: object;
+  /** How a user calls it, for the heading in docs/options.md (default `owner()`). */
+  readonly heading?: string;
 }
 
 const call = async () => 'ok';
@@ -62,7 +64,12 @@ export const CONSTRUCTORS: Record<string, Constructor> = {
   bulkhead: { owner: 'bulkhead', build: (o) => bulkhead(o as never), base: { maxConcurrent: 4 } },
   timeout: { owner: 'timeout', build: (o) => timeout(o as never), base: { timeoutMs: 1_000 } },
   pipeline: { owner: 'pipeline', build: (o) => pipeline(bulkhead({ maxConcurrent: 1 }), o as never), base: {} },
-  keyRegistry: { owner: 'keyRegistry', build: (o) => new KeyRegistry(o as never), base: { create: () => anExecutor } },
+  keyRegistry: {
+    owner: 'keyRegistry',
+    heading: 'new KeyRegistry(options)',
+    build: (o) => new KeyRegistry(o as never),
+    base: { create: () => anExecutor },
+  },
   resilientFetch: { owner: 'resilientFetch', build: (o) => resilientFetch(anExecutor, o as never), base: {} },
 };
 
@@ -319,7 +326,7 @@ export function renderOptionsDoc(): string {
   ];
   for (const owner of Object.keys(CONSTRUCTORS)) {
     lines.push(
-      `## ${owner}()`,
+      `## ${CONSTRUCTORS[owner]!.heading ?? `${owner}()`}`,
       '',
       '| option | type and allowed range | default | example error for a bad value |',
       '|---|---|---|---|',

@@ -1,7 +1,7 @@
 import { breaker, type CircuitBreaker } from '../../../src/breaker/index';
 import { isLegalTransition, type BreakerStateChange, type CircuitState } from '../../../src/breaker/state';
 import { bulkhead, type Bulkhead } from '../../../src/bulkhead/bulkhead';
-import type { Disposable } from '../../../src/core/events';
+import type { Subscription } from '../../../src/core/events';
 import type { Permit } from '../../../src/core/ports';
 import type { Verdict } from '../../../src/core/verdict';
 import type { AlgorithmName } from '../../../src/limiter/controller';
@@ -59,7 +59,7 @@ export class PipelineHarness {
   readonly pipeline: Pipeline;
   readonly calls: TrackedCall[] = [];
   readonly permits: Array<{ permit: Permit; settled: boolean }> = [];
-  readonly isolations: Disposable[] = [];
+  readonly isolations: Subscription[] = [];
   readonly violations: string[] = [];
   breakerState: CircuitState = 'closed';
   admissions = 0;
