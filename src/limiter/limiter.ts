@@ -210,6 +210,7 @@ function resolveQueueing(value: unknown): QueueingConfig | undefined {
     );
   }
   const q = value as QueueingOptions;
+  knownOptions('limiter', q, ['initialFactor', 'maxFactor'], 'queueing.');
   const initialFactor = numberOption('limiter', 'queueing.initialFactor', q.initialFactor, DEFAULT_INITIAL_FACTOR, {
     min: 1,
   });
