@@ -3,7 +3,8 @@ import type { Observation } from '../core/observation';
 import type { LimiterPort, Permit } from '../core/ports';
 import { LimitExceededError } from '../errors/limit-exceeded-error';
 import { TimeoutError } from '../errors/timeout-error';
-import type { LimitController } from './controller';
+import type { Disposable, Listener } from '../core/events';
+import type { LimitChange, LimitController } from './controller';
 import { QueueNode, WaitQueue, type QueueOrder } from './wait-queue';
 
 /**
@@ -267,6 +268,19 @@ export class Admission implements LimiterPort {
       this.afterSlotChange(now);
     }
     return this.limitNow;
+  }
+
+  /**
+   * Subscribes to the controller's limit changes so that a listener runs only after the new
+   * limit applies to admission: it reads the new `limit`, and a `tryAcquire()` inside it obeys
+   * the new limit. Listeners run synchronously, inside the settle or `resize` that moved the
+   * limit, before the waiters a raised limit frees are handed their slots.
+   */
+  protected subscribeToLimit(listener: Listener<LimitChange>): Disposable {
+    return this.controller.changes.subscribe((change) => {
+      this.limitNow = this.controller.limit;
+      listener(change);
+    });
   }
 
   /**

@@ -158,9 +158,12 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
     return super.resize(limit);
   }
 
-  /** Calls `listener` on every change of the limit (window decisions and `resize`). */
+  /**
+   * Calls `listener` on every change of the limit (window decisions and `resize`), once the new
+   * limit applies: inside the listener `limit` is the new one and `tryAcquire()` obeys it.
+   */
   onLimitChange(listener: Listener<LimitChange>): Disposable {
-    return this.controller.changes.subscribe(listener);
+    return this.subscribeToLimit(listener);
   }
 
   snapshot(): LimiterSnapshot {
