@@ -20,8 +20,12 @@ export interface CallContext {
 export type CallFn<T> = (context: CallContext) => T | PromiseLike<T>;
 
 export interface ExecuteOptions {
-  /** The caller's signal; aborting it cancels the call (verdict `cancelled`). */
-  signal?: AbortSignal;
+  /**
+   * The caller's signal; aborting it cancels the call (verdict `cancelled`). `null` is no signal,
+   * as in fetch's `RequestInit`. Anything else that is not an AbortSignal rejects the call with a
+   * `TypeError` (a common slip: the `AbortController` instead of its `signal`).
+   */
+  signal?: AbortSignal | null;
   /**
    * The call's budget in ms, queueing included: time spent waiting in the limiter's queue is taken
    * from it. Overrides the timeout policy's default; works without a timeout policy too.
