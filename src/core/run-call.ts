@@ -20,6 +20,12 @@ const SETTLED = 3;
 type CallState = typeof RUNNING | typeof TIMED_OUT_STATE | typeof CANCELLED_STATE | typeof SETTLED;
 
 /**
+ * The longest delay a platform timer keeps: `setTimeout` clamps anything above 2^31 - 1 ms (about
+ * 24.8 days) to ~1 ms. A longer deadline is armed in steps of at most this (adr/0013).
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
  * Runs one call through the plan's policies in canonical order (breaker -> limiter -> bulkhead ->
  * timeout), and delivers exactly one Observation to every policy that admitted it, innermost
  * first (DESIGN.md §4). It never throws: bad input and faults come back as a rejected promise,
@@ -231,6 +237,8 @@ let scratchInUse = false;
  */
 class Race<T> {
   timer: TimerHandle = undefined;
+  /** Timer steps of MAX_TIMER_MS already run out, for a deadline longer than one timer (a small integer). */
+  longSteps = 0;
   abortReason: unknown = undefined;
   resolveOuter: ((value: T) => void) | undefined = undefined;
   rejectOuter: ((reason: unknown) => void) | undefined = undefined;
@@ -360,8 +368,13 @@ class InFlightCall<T> implements CallContext {
     return Promise.resolve(produced);
   }
 
+  /**
+   * Arms the deadline timer for what remains of the budget after the steps already run out, at
+   * most MAX_TIMER_MS at a time (adr/0013). No clock read: the steps add up to the budget.
+   */
   private armDeadline(race: Race<T>, onTimer: () => void): void {
-    race.timer = this.plan.clock.setTimer(onTimer, race.deadlineAt - this.startedAt);
+    const remainingMs = race.deadlineAt - this.startedAt - race.longSteps * MAX_TIMER_MS;
+    race.timer = this.plan.clock.setTimer(onTimer, remainingMs > MAX_TIMER_MS ? MAX_TIMER_MS : remainingMs);
   }
 
   /**
@@ -391,11 +404,21 @@ class InFlightCall<T> implements CallContext {
     if (wasRunning) this.race!.rejectOuter!(reason);
   }
 
-  /** The deadline timer fired. */
+  /** The deadline timer fired: the deadline itself, or one step of a longer one. */
   private onTimer(): void {
     const race = this.race!;
     race.timer = undefined;
     if (this.state !== RUNNING) return;
+    if (race.deadlineAt - this.startedAt - race.longSteps * MAX_TIMER_MS > MAX_TIMER_MS) {
+      race.longSteps++;
+      try {
+        this.armDeadline(race, () => this.onTimer());
+        return;
+      } catch (error) {
+        // The rest of the deadline cannot be armed: end the call now rather than never.
+        reportError(error, 'clock.setTimer() threw while re-arming a long deadline; the call timed out early');
+      }
+    }
     this.onDeadline(race);
   }
 
