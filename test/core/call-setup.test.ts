@@ -175,7 +175,10 @@ describe('execute never throws synchronously (defect 9)', () => {
     expect(clock.pendingTimers).toBe(0);
   });
 
-  it('names the option, the allowed values and the value received', async () => {
+  it('names the option, the allowed values and the value received (as docs/options.md shows)', async () => {
+    await expect(p.execute(() => 1, { timeoutMs: 0 })).rejects.toThrow(
+      'resilix: execute option "timeoutMs" must be a number in (0, Infinity]; received 0',
+    );
     await expect(p.execute(() => 1, { attempt: 0 })).rejects.toThrow(
       'resilix: execute option "attempt" must be an integer in [1, Infinity); received 0',
     );
