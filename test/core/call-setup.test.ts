@@ -340,6 +340,24 @@ describe("a caller's signal whose accessors throw (defect 1)", () => {
     expect([l.inflight, clock.pendingTimers]).toEqual([0, 0]);
   });
 
+  it('takes a queued call out of the queue when reading the reason throws inside the abort', async () => {
+    const clock = new FakeClock();
+    const l = fixedLimiter(clock, 1);
+    const p = pipeline(l, timeout({ timeoutMs: 5_000, clock }));
+    const gate = deferred<string>();
+    const running = p.execute(() => gate.promise);
+    const { controller, signal } = signalThatThrows('reason');
+    const queued = p.execute(() => 'queued', { signal });
+    await flush();
+    expect(l.queued).toBe(1);
+    expect(() => controller.abort('left')).not.toThrow();
+    await expect(queued).rejects.toThrow('reason broke');
+    expect(l.queued).toBe(0);
+    gate.resolve('first');
+    await running;
+    expect([l.inflight, l.queued, clock.pendingTimers]).toEqual([0, 0, 0]);
+  });
+
   it('takes a queued call out of the queue when its signal cannot take a listener', async () => {
     const clock = new FakeClock();
     const l = fixedLimiter(clock, 1);
