@@ -20,7 +20,13 @@ export interface CallContext {
 export type CallFn<T> = (context: CallContext) => T | PromiseLike<T>;
 
 export interface ExecuteOptions {
-  /** The caller's signal; aborting it cancels the call (verdict `cancelled`). */
+  /**
+   * The caller's signal; aborting it cancels the call (verdict `cancelled`). At run time `null` is
+   * accepted as no signal, as fetch's `RequestInit` takes it (the type stays `AbortSignal` so that
+   * code reading these options need not handle `null`). Anything else that is not an AbortSignal
+   * rejects the call with a `TypeError` (a common slip: the `AbortController` instead of its
+   * `signal`).
+   */
   signal?: AbortSignal;
   /**
    * The call's budget in ms, queueing included: time spent waiting in the limiter's queue is taken

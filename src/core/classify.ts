@@ -41,20 +41,68 @@ export function verdictForStatus(status: number): Verdict {
 }
 
 /**
- * Parses Retry-After (RFC 9110 §10.2.3): delay-seconds or an HTTP date. Returns ms from now, or
- * undefined when absent or malformed. A date in the past means "now" (0).
+ * Parses Retry-After (RFC 9110 §10.2.3): `delay-seconds` (ASCII digits only) or an `HTTP-date`
+ * in any of the three formats a recipient must accept (§5.6.7: IMF-fixdate, and the obsolete
+ * RFC 850 and asctime forms). Returns ms from now, or undefined when absent or anything else
+ * ("1.5", "-1", "+5", "in 5", an ISO date, 31 November): a malformed hint is no hint, never
+ * "retry now". A date in the past means "now" (0).
  */
 export function parseRetryAfter(
   header: string | null | undefined,
   nowEpochMs: number = Date.now(),
 ): number | undefined {
-  if (header === null || header === undefined) return undefined;
+  if (typeof header !== 'string') return undefined;
   const text = header.trim();
-  if (text === '') return undefined;
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowEpochMs);
+  if (DELAY_SECONDS.test(text)) {
+    const ms = Number(text) * 1000;
+    return ms === Infinity ? undefined : ms;
+  }
+  const at = parseHttpDate(text, nowEpochMs);
+  return at === undefined ? undefined : Math.max(0, at - nowEpochMs);
+}
+
+const DELAY_SECONDS = /^[0-9]+$/;
+const MONTHS = 'Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec';
+const TIME = '([0-9]{2}):([0-9]{2}):([0-9]{2})';
+/** `Sun, 06 Nov 1994 08:49:37 GMT` */
+const IMF_FIXDATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), ([0-9]{2}) (${MONTHS}) ([0-9]{4}) ${TIME} GMT$`);
+/** `Sunday, 06-Nov-94 08:49:37 GMT` (obsolete) */
+const RFC850_DATE = new RegExp(
+  `^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), ([0-9]{2})-(${MONTHS})-([0-9]{2}) ${TIME} GMT$`,
+);
+/** `Sun Nov  6 08:49:37 1994` (obsolete; the day is two digits or a space and one) */
+const ASCTIME_DATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTHS}) ([0-9]{2}| [0-9]) ${TIME} ([0-9]{4})$`);
+
+/** Epoch ms of an HTTP-date, or undefined when `text` is not one (or names no real instant). */
+function parseHttpDate(text: string, nowEpochMs: number): number | undefined {
+  let m = IMF_FIXDATE.exec(text);
+  if (m !== null) return instant(Number(m[3]), m[2]!, Number(m[1]), m[4]!, m[5]!, m[6]!);
+  m = RFC850_DATE.exec(text);
+  if (m !== null) {
+    // §5.6.7: a two-digit year more than 50 years in the future is the most recent past year
+    // with the same last two digits.
+    const nowYear = new Date(nowEpochMs).getUTCFullYear();
+    let year = nowYear - (nowYear % 100) + Number(m[3]);
+    if (year > nowYear + 50) year -= 100;
+    return instant(year, m[2]!, Number(m[1]), m[4]!, m[5]!, m[6]!);
+  }
+  m = ASCTIME_DATE.exec(text);
+  if (m !== null) return instant(Number(m[6]), m[1]!, Number(m[2]!.trim()), m[3]!, m[4]!, m[5]!);
+  return undefined;
+}
+
+function instant(year: number, monthName: string, day: number, hh: string, mm: string, ss: string): number | undefined {
+  const month = MONTHS.indexOf(monthName) / 4;
+  const hour = Number(hh);
+  const minute = Number(mm);
+  const second = Number(ss);
+  // §5.6.7 allows second 60 (a leap second); it reads as the first second of the next minute.
+  if (hour > 23 || minute > 59 || second > 60) return undefined;
+  const date = new Date(0);
+  date.setUTCFullYear(year, month, day); // unlike Date.UTC, no 19xx for years 0-99
+  // A day the month does not have (31 November) rolls over: such a date names no real day.
+  if (date.getUTCDate() !== day) return undefined;
+  return date.setUTCHours(hour, minute, second);
 }
 
 function retryAfterOf(value: unknown): number | undefined {

@@ -1,3 +1,5 @@
+import { reportError } from './events';
+
 /**
  * The one seam for time. Every read of time and every per-call deadline timer in resilix goes
  * through a Clock, so the simulator can run the real code on virtual time (DESIGN.md §2.3).
@@ -5,7 +7,14 @@
 export type TimerHandle = unknown;
 
 export interface Clock {
-  /** Monotonic time in milliseconds. */
+  /**
+   * Monotonic time in milliseconds; any finite origin, negative included. resilix never lets the
+   * time it reads run backwards: a reading below the last one repeats the last one, so **a clock
+   * that steps back freezes time until it catches up** (deadlines, breaker open periods and
+   * limiter windows wait for it). A reading that is not a finite number, or a `now()` that
+   * throws, repeats the last reading too (a throw is reported to `reportError` or
+   * `console.error`).
+   */
   now(): number;
   /**
    * Arms a one-shot timer for a per-call deadline. Optional: when a clock gives only `now`,
@@ -49,10 +58,16 @@ export const systemClock: ResolvedClock = Object.freeze({
 const resolvedClocks = new WeakMap<Clock, ResolvedClock>();
 
 /**
- * Normalises a user clock once, at construction. A user clock is wrapped so that time never
- * runs backwards and a NaN reading repeats the last good one: a faulty clock must not corrupt
- * a limiter's windows or a breaker's state. The same user clock always resolves to the same
- * object, so policies built from one clock can be checked for sharing it.
+ * Normalises a user clock once, at construction. A user clock is wrapped so that a faulty reading
+ * cannot corrupt a limiter's windows or a breaker's state:
+ * - time never runs backwards: a reading below the last one repeats the last one, so a clock that
+ *   steps back freezes time until it catches up;
+ * - a reading that is not a finite number (NaN, +-Infinity, not a number at all) or a `now()`
+ *   that throws repeats the last reading (a throw is also reported, as listener errors are);
+ * - any finite start works, negative included; a faulty reading before the first good one reads
+ *   as 0 (and time then holds at 0 until the clock passes it).
+ * The same user clock always resolves to the same object, so policies built from one clock can
+ * be checked for sharing it.
  */
 export function resolveClock(clock: Clock | undefined, owner: string): ResolvedClock {
   if (clock === undefined || clock === systemClock) return systemClock;
@@ -66,13 +81,21 @@ export function resolveClock(clock: Clock | undefined, owner: string): ResolvedC
   if ((clock.setTimer === undefined) !== (clock.clearTimer === undefined)) {
     throw new TypeError(`resilix: ${owner} option "clock" must give both setTimer and clearTimer, or neither`);
   }
-  let lastMs = 0;
+  // -Infinity until the first good reading: every finite reading is at or above it.
+  let lastMs = Number.NEGATIVE_INFINITY;
   const source = clock;
   const resolved: ResolvedClock = Object.freeze({
     now(): number {
-      const t = source.now();
-      // `t >= lastMs` is false for NaN too, so NaN and backward steps both repeat the last reading.
-      if (t >= lastMs) lastMs = t;
+      let t: unknown;
+      try {
+        t = source.now();
+      } catch (error) {
+        reportError(error, 'clock.now() threw; the last reading stands in for it');
+        t = Number.NaN;
+      }
+      // `t - t === 0` holds for finite numbers only; `t >= lastMs` is false for a backward step.
+      if (typeof t === 'number' && t - t === 0 && t >= lastMs) lastMs = t;
+      else if (lastMs === Number.NEGATIVE_INFINITY) lastMs = 0;
       return lastMs;
     },
     setTimer: source.setTimer ? source.setTimer.bind(source) : armPlatformTimer,

@@ -66,14 +66,23 @@ export class EventChannel<T> {
       try {
         listeners[i]!(event);
       } catch (error) {
-        reportListenerError(error);
+        reportError(error, 'an event listener threw; the policy carried on');
       }
     }
   }
 }
 
-function reportListenerError(error: unknown): void {
-  const report = (globalThis as { reportError?: (error: unknown) => void }).reportError;
-  if (typeof report === 'function') report(error);
-  else console.error('resilix: an event listener threw; the policy carried on', error);
+/**
+ * @internal Reports an error resilix caught from code it calls (a listener, a faulty clock) and
+ * carried on from: to the platform's `reportError` where there is one (Workers, browsers), else
+ * to `console.error`. Never throws: a reporter that throws is ignored.
+ */
+export function reportError(error: unknown, what: string): void {
+  try {
+    const report = (globalThis as { reportError?: (error: unknown) => void }).reportError;
+    if (typeof report === 'function') report(error);
+    else console.error(`resilix: ${what}`, error);
+  } catch {
+    // Nowhere left to report to; the caller carries on regardless.
+  }
 }

@@ -108,16 +108,17 @@ export function orderedOptions(owner: string, lowName: string, low: number, high
 /**
  * Refuses option names a policy does not know: a misspelt `maxConcurent` would otherwise be
  * silently ignored and the default used, which is the kind of mistake that surfaces only under
- * load. Suggests the nearest known name.
+ * load. Suggests the nearest known name. `path` names a nested options object (`'queueing.'`):
+ * its names are reported with it, as `"queueing.initialFactor"`.
  */
-export function knownOptions(owner: string, options: object, known: readonly string[]): void {
+export function knownOptions(owner: string, options: object, known: readonly string[], path = ''): void {
   for (const name of Object.keys(options)) {
     if (known.includes(name)) continue;
     const nearest = nearestName(name, known);
     throw new TypeError(
-      `resilix: ${owner} has no option "${name}"` +
-        (nearest === undefined ? '.' : `; did you mean "${nearest}"?`) +
-        ` Known options: ${known.join(', ')}`,
+      `resilix: ${owner} has no option "${path}${name}"` +
+        (nearest === undefined ? '.' : `; did you mean "${path}${nearest}"?`) +
+        ` Known options: ${known.map((k) => path + k).join(', ')}`,
     );
   }
 }

@@ -1,6 +1,7 @@
 import type { CallContext, CallFn, ExecuteOptions } from './call';
 import { classifyOutcome, runClassifier, type Classification, type Classifier } from './classify';
 import type { TimerHandle } from './clock';
+import { reportError } from './events';
 import type { Observation } from './observation';
 import type { Verdict } from './verdict';
 import type { CallPlan, Permit } from './ports';
@@ -19,27 +20,80 @@ const SETTLED = 3;
 type CallState = typeof RUNNING | typeof TIMED_OUT_STATE | typeof CANCELLED_STATE | typeof SETTLED;
 
 /**
+ * The longest delay a platform timer keeps: `setTimeout` clamps anything above 2^31 - 1 ms (about
+ * 24.8 days) to ~1 ms. A longer deadline is armed in steps of at most this (adr/0013).
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
  * Runs one call through the plan's policies in canonical order (breaker -> limiter -> bulkhead ->
  * timeout), and delivers exactly one Observation to every policy that admitted it, innermost
- * first (DESIGN.md §4).
+ * first (DESIGN.md §4). It never throws: bad input and faults come back as a rejected promise,
+ * as fetch does, and every step after admission gives back what it took when it fails
+ * (adr/0012).
  */
 export function runCall<T>(plan: CallPlan, fn: CallFn<T>, options: ExecuteOptions | undefined): Promise<T> {
+  try {
+    return startCall(plan, fn, options);
+  } catch (error) {
+    // Only reading the caller's options or signal throws this far, before anything was taken.
+    return Promise.reject(error);
+  }
+}
+
+function startCall<T>(plan: CallPlan, fn: CallFn<T>, options: ExecuteOptions | undefined): Promise<T> {
   if (typeof fn !== 'function') {
     return Promise.reject(new TypeError(`resilix: execute(fn) needs a function; received ${typeof fn}`));
   }
-  const signal = options?.signal;
-  if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
+  let signal: AbortSignal | undefined;
   let timeoutMs = plan.timeout?.timeoutMs;
-  if (options?.timeoutMs !== undefined) {
-    const requested = options.timeoutMs;
-    if (typeof requested !== 'number' || Number.isNaN(requested) || requested <= 0) {
+  if (options !== undefined && options !== null) {
+    if (typeof options !== 'object') {
       return Promise.reject(
-        new RangeError(
-          `resilix: execute option "timeoutMs" must be a number in (0, Infinity]; received ${String(requested)}`,
-        ),
+        new TypeError(`resilix: execute options must be an object; received ${describeValue(options)}`),
       );
     }
-    timeoutMs = requested === Infinity ? undefined : requested;
+    const given = options.signal;
+    if (given !== undefined && given !== null) {
+      // A cheap shape check, as fetch makes (any realm's AbortSignal passes): an object whose
+      // `aborted` is a boolean and that takes and removes listeners.
+      const aborted = typeof given === 'object' ? (given as { aborted?: unknown }).aborted : undefined;
+      if (
+        typeof aborted !== 'boolean' ||
+        typeof given.addEventListener !== 'function' ||
+        typeof given.removeEventListener !== 'function'
+      ) {
+        return Promise.reject(
+          new TypeError(
+            `resilix: execute option "signal" must be an AbortSignal, undefined or null; received ${describeSignal(given)}`,
+          ),
+        );
+      }
+      if (aborted) return Promise.reject(given.reason);
+      signal = given;
+    }
+    const requested = options.timeoutMs;
+    if (requested !== undefined) {
+      if (typeof requested !== 'number' || Number.isNaN(requested) || requested <= 0) {
+        return Promise.reject(
+          new RangeError(
+            `resilix: execute option "timeoutMs" must be a number in (0, Infinity]; received ${describeValue(requested)}`,
+          ),
+        );
+      }
+      timeoutMs = requested === Infinity ? undefined : requested;
+    }
+    const attempt = options.attempt;
+    if (attempt !== undefined && !(Number.isInteger(attempt) && attempt >= 1)) {
+      const message = `resilix: execute option "attempt" must be an integer in [1, Infinity); received ${describeValue(attempt)}`;
+      return Promise.reject(typeof attempt === 'number' ? new RangeError(message) : new TypeError(message));
+    }
+    const classify = options.classify;
+    if (classify !== undefined && typeof classify !== 'function') {
+      return Promise.reject(
+        new TypeError(`resilix: execute option "classify" must be a function; received ${describeValue(classify)}`),
+      );
+    }
   }
   const clock = plan.clock;
   // Only the breaker and the limiter learn from a call. Without them nothing needs the call's
@@ -53,18 +107,21 @@ export function runCall<T>(plan: CallPlan, fn: CallFn<T>, options: ExecuteOption
     ticket = breaker.admit();
     if (ticket < 0) return Promise.reject(breaker.rejection());
   }
+  // From here on the call holds a breaker ticket, and then a permit: nothing below may throw.
   const limiter = plan.limiter;
   if (limiter === undefined)
-    return runAdmitted(plan, fn, options, ticket, undefined, startedAt, 0, deadlineAt, timeoutMs);
+    return runAdmitted(plan, fn, options, signal, ticket, undefined, startedAt, 0, deadlineAt, timeoutMs);
   const permit = limiter.tryAcquire();
-  if (permit !== undefined) return runAdmitted(plan, fn, options, ticket, permit, startedAt, 0, deadlineAt, timeoutMs);
-  return runQueued(plan, fn, options, ticket, startedAt, deadlineAt, timeoutMs);
+  if (permit !== undefined)
+    return runAdmitted(plan, fn, options, signal, ticket, permit, startedAt, 0, deadlineAt, timeoutMs);
+  return runQueued(plan, fn, options, signal, ticket, startedAt, deadlineAt, timeoutMs);
 }
 
 async function runQueued<T>(
   plan: CallPlan,
   fn: CallFn<T>,
   options: ExecuteOptions | undefined,
+  signal: AbortSignal | undefined,
   ticket: number,
   startedAt: number,
   deadlineAt: number,
@@ -72,26 +129,34 @@ async function runQueued<T>(
 ): Promise<T> {
   let permit: Permit;
   try {
-    permit = await plan.limiter!.acquire(options?.signal, deadlineAt, timeoutMs);
+    permit = await plan.limiter!.acquire(signal, deadlineAt, timeoutMs);
   } catch (error) {
-    plan.breaker?.settle(ticket, options?.signal?.aborted === true ? CANCELLED : REJECTED);
+    plan.breaker?.settle(ticket, signal !== undefined && readAborted(signal) ? CANCELLED : REJECTED);
     throw error;
   }
-  const signal = options?.signal;
-  if (signal !== undefined && signal.aborted) {
+  let aborted: boolean;
+  try {
+    aborted = signal !== undefined && signal.aborted;
+  } catch (error) {
+    permit.settle(REJECTED);
+    plan.breaker?.settle(ticket, REJECTED);
+    throw error;
+  }
+  if (aborted) {
     // The caller left between the wake-up and this continuation: the call must not start.
     permit.settle(CANCELLED);
     plan.breaker?.settle(ticket, CANCELLED);
-    throw signal.reason;
+    throw signal!.reason;
   }
   const now = plan.clock.now();
-  return runAdmitted(plan, fn, options, ticket, permit, now, now - startedAt, deadlineAt, timeoutMs);
+  return runAdmitted(plan, fn, options, signal, ticket, permit, now, now - startedAt, deadlineAt, timeoutMs);
 }
 
 function runAdmitted<T>(
   plan: CallPlan,
   fn: CallFn<T>,
   options: ExecuteOptions | undefined,
+  signal: AbortSignal | undefined,
   ticket: number,
   permit: Permit | undefined,
   runStartedAt: number,
@@ -112,8 +177,41 @@ function runAdmitted<T>(
     plan.breaker?.settle(ticket, REJECTED);
     return Promise.reject(new TimeoutError({ timeoutMs: timeoutMs!, queued: true }));
   }
-  const call = new InFlightCall<T>(plan, options, ticket, permit, runStartedAt, queuedMs, deadlineAt, timeoutMs);
+  const call = new InFlightCall<T>(
+    plan,
+    options,
+    signal,
+    ticket,
+    permit,
+    runStartedAt,
+    queuedMs,
+    deadlineAt,
+    timeoutMs,
+  );
   return call.start(fn);
+}
+
+/** `signal.aborted`, or false when reading it throws (the caller's signal is not ours to trust). */
+function readAborted(signal: AbortSignal): boolean {
+  try {
+    return signal.aborted === true;
+  } catch {
+    return false;
+  }
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'object' || typeof value === 'function') return typeof value;
+  return String(value);
+}
+
+/** "an AbortController" (the easy slip: the controller instead of its signal), "a Foo", "5". */
+function describeSignal(value: unknown): string {
+  if (typeof value !== 'object' && typeof value !== 'function') return describeValue(value);
+  const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
+  const kind = typeof name === 'string' && name !== '' ? name : 'object';
+  return `${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind}`;
 }
 
 interface MutableObservation extends Observation {
@@ -139,6 +237,8 @@ let scratchInUse = false;
  */
 class Race<T> {
   timer: TimerHandle = undefined;
+  /** Timer steps of MAX_TIMER_MS already run out, for a deadline longer than one timer (a small integer). */
+  longSteps = 0;
   abortReason: unknown = undefined;
   resolveOuter: ((value: T) => void) | undefined = undefined;
   rejectOuter: ((reason: unknown) => void) | undefined = undefined;
@@ -148,10 +248,18 @@ class Race<T> {
   constructor(
     readonly deadlineAt: number,
     readonly timeoutMs: number | undefined,
+    /** The caller's signal (null already read as none). */
+    readonly callerSignal: AbortSignal | undefined,
   ) {}
 }
 
-/** One admitted call: its context, its deadline race, and its single settlement. */
+const FAILED: Classification = Object.freeze({ verdict: 'failure' });
+
+/**
+ * One admitted call: its context, its deadline race, and its single settlement. Nothing in it
+ * throws: every call into code that is not ours (the clock's timer functions, the caller's signal,
+ * fn, the classifier) is guarded, and a failure before fn ran gives back every slot (adr/0012).
+ */
 class InFlightCall<T> implements CallContext {
   private state: CallState = RUNNING;
   private markedAt = NaN;
@@ -160,8 +268,9 @@ class InFlightCall<T> implements CallContext {
 
   constructor(
     private readonly plan: CallPlan,
-    /** The caller's options, kept whole: one field instead of signal, attempt and classifier. */
+    /** The caller's options, kept whole: one field instead of attempt and classifier. */
     private readonly options: ExecuteOptions | undefined,
+    signal: AbortSignal | undefined,
     private readonly ticket: number,
     private readonly permit: Permit | undefined,
     private readonly startedAt: number,
@@ -170,15 +279,11 @@ class InFlightCall<T> implements CallContext {
     timeoutMs: number | undefined,
   ) {
     this.race =
-      deadlineAt !== Infinity || options?.signal !== undefined ? new Race<T>(deadlineAt, timeoutMs) : undefined;
+      deadlineAt !== Infinity || signal !== undefined ? new Race<T>(deadlineAt, timeoutMs, signal) : undefined;
   }
 
   get attempt(): number {
     return this.options?.attempt ?? 1;
-  }
-
-  private get callerSignal(): AbortSignal | undefined {
-    return this.options?.signal;
   }
 
   private get classify(): Classifier | undefined {
@@ -189,8 +294,8 @@ class InFlightCall<T> implements CallContext {
     if (this.controller === undefined) {
       const race = this.race;
       // Without a deadline the caller's own signal says everything ours would: hand it over.
-      if (race !== undefined && race.deadlineAt === Infinity && this.callerSignal !== undefined)
-        return this.callerSignal;
+      if (race !== undefined && race.deadlineAt === Infinity && race.callerSignal !== undefined)
+        return race.callerSignal;
       this.controller = new AbortController();
       if (this.state === TIMED_OUT_STATE || this.state === CANCELLED_STATE) this.controller.abort(race!.abortReason);
     }
@@ -209,27 +314,32 @@ class InFlightCall<T> implements CallContext {
     return new Promise<T>((resolve, reject) => {
       race.resolveOuter = resolve;
       race.rejectOuter = reject;
-      if (race.deadlineAt !== Infinity) {
-        race.timer = this.plan.clock.setTimer(() => this.onDeadline(), race.deadlineAt - this.startedAt);
-      }
-      const signal = this.callerSignal;
-      if (signal !== undefined) {
-        race.abortListener = () => this.onCallerAbort();
-        signal.addEventListener('abort', race.abortListener);
+      try {
+        if (race.deadlineAt !== Infinity) this.armDeadline(race, () => this.onTimer());
+        const signal = race.callerSignal;
+        if (signal !== undefined) {
+          race.abortListener = () => this.onCallerAbort();
+          signal.addEventListener('abort', race.abortListener);
+        }
+      } catch (error) {
+        this.abandon(race, error);
+        return;
       }
       let produced: T | PromiseLike<T>;
       try {
         produced = fn(this);
+        if (isThenable(produced)) {
+          Promise.resolve(produced).then(
+            (value) => this.onFulfilled(value),
+            (reason: unknown) => this.onRejected(reason),
+          );
+          return;
+        }
       } catch (error) {
         this.onRejected(error);
         return;
       }
-      if (isThenable(produced)) {
-        Promise.resolve(produced).then(
-          (value) => this.onFulfilled(value),
-          (reason: unknown) => this.onRejected(reason),
-        );
-      } else this.onFulfilled(produced);
+      this.onFulfilled(produced);
     });
   }
 
@@ -238,24 +348,48 @@ class InFlightCall<T> implements CallContext {
     let produced: T | PromiseLike<T>;
     try {
       produced = fn(this);
+      if (isThenable(produced)) {
+        return Promise.resolve(produced).then(
+          (value) => {
+            this.settle(true, value);
+            return value;
+          },
+          (reason: unknown) => {
+            this.settle(false, reason);
+            throw reason;
+          },
+        );
+      }
     } catch (error) {
       this.settle(false, error);
       return Promise.reject(error);
     }
-    if (!isThenable(produced)) {
-      this.settle(true, produced);
-      return Promise.resolve(produced);
-    }
-    return Promise.resolve(produced).then(
-      (value) => {
-        this.settle(true, value);
-        return value;
-      },
-      (reason: unknown) => {
-        this.settle(false, reason);
-        throw reason;
-      },
-    );
+    this.settle(true, produced);
+    return Promise.resolve(produced);
+  }
+
+  /**
+   * Arms the deadline timer for what remains of the budget after the steps already run out, at
+   * most MAX_TIMER_MS at a time (adr/0013). No clock read: the steps add up to the budget.
+   */
+  private armDeadline(race: Race<T>, onTimer: () => void): void {
+    const remainingMs = race.deadlineAt - this.startedAt - race.longSteps * MAX_TIMER_MS;
+    race.timer = this.plan.clock.setTimer(onTimer, remainingMs > MAX_TIMER_MS ? MAX_TIMER_MS : remainingMs);
+  }
+
+  /**
+   * The setup before fn failed (the clock could not arm the deadline, or the caller's signal
+   * refused a listener): fn never ran, so every slot goes back and nobody learns anything.
+   */
+  private abandon(race: Race<T>, error: unknown): void {
+    this.state = SETTLED;
+    if (race.timer !== undefined) this.clearDeadline(race);
+    if (race.abortListener !== undefined) this.removeAbortListener(race);
+    const plan = this.plan;
+    plan.bulkhead?.leave();
+    this.permit?.settle(REJECTED);
+    plan.breaker?.settle(this.ticket, REJECTED);
+    race.rejectOuter!(error);
   }
 
   private onFulfilled(value: T): void {
@@ -270,15 +404,30 @@ class InFlightCall<T> implements CallContext {
     if (wasRunning) this.race!.rejectOuter!(reason);
   }
 
-  private onDeadline(): void {
-    if (this.state !== RUNNING) return;
+  /** The deadline timer fired: the deadline itself, or one step of a longer one. */
+  private onTimer(): void {
     const race = this.race!;
     race.timer = undefined;
+    if (this.state !== RUNNING) return;
+    if (race.deadlineAt - this.startedAt - race.longSteps * MAX_TIMER_MS > MAX_TIMER_MS) {
+      race.longSteps++;
+      try {
+        this.armDeadline(race, () => this.onTimer());
+        return;
+      } catch (error) {
+        // The rest of the deadline cannot be armed: end the call now rather than never.
+        reportError(error, 'clock.setTimer() threw while re-arming a long deadline; the call timed out early');
+      }
+    }
+    this.onDeadline(race);
+  }
+
+  private onDeadline(race: Race<T>): void {
     this.state = TIMED_OUT_STATE;
     const error = new TimeoutError({ timeoutMs: race.timeoutMs! });
     race.abortReason = error;
     this.plan.timeout?.recordTimeout();
-    if (race.abortListener !== undefined) this.callerSignal!.removeEventListener('abort', race.abortListener);
+    if (race.abortListener !== undefined) this.removeAbortListener(race);
     // The breaker holds no slot, so it learns now: a call that ignores its signal and never
     // settles must still count against a black-holed upstream. The limiter and bulkhead hold
     // their slots, and learn, when the work really settles.
@@ -299,15 +448,41 @@ class InFlightCall<T> implements CallContext {
     this.controller?.abort(error);
   }
 
+  /** The caller's abort listener. It runs inside the platform's event dispatch: it must not throw. */
   private onCallerAbort(): void {
     if (this.state !== RUNNING) return;
     this.state = CANCELLED_STATE;
     const race = this.race!;
-    race.abortReason = this.callerSignal!.reason;
-    if (race.timer !== undefined) this.plan.clock.clearTimer(race.timer);
+    let reason: unknown;
+    try {
+      reason = race.callerSignal!.reason;
+    } catch (error) {
+      reason = error;
+    }
+    race.abortReason = reason;
+    if (race.timer !== undefined) this.clearDeadline(race);
+    race.rejectOuter!(reason);
+    this.controller?.abort(reason);
+  }
+
+  private clearDeadline(race: Race<T>): void {
+    const timer = race.timer;
     race.timer = undefined;
-    race.rejectOuter!(race.abortReason);
-    this.controller?.abort(race.abortReason);
+    try {
+      this.plan.clock.clearTimer(timer);
+    } catch (error) {
+      // The timer may still fire; it finds the call settled and does nothing.
+      reportError(error, 'clock.clearTimer() threw; the call carried on');
+    }
+  }
+
+  private removeAbortListener(race: Race<T>): void {
+    try {
+      race.callerSignal!.removeEventListener('abort', race.abortListener!);
+    } catch (error) {
+      // The listener may stay; an abort then finds the call no longer running and does nothing.
+      reportError(error, "the caller's signal threw from removeEventListener; the call carried on");
+    }
   }
 
   private settle(fulfilled: boolean, subject: unknown): void {
@@ -315,9 +490,9 @@ class InFlightCall<T> implements CallContext {
     const plan = this.plan;
     const race = this.race;
     const classify = this.classify; // a getter over the options: read it once
-    if (race !== undefined && race.timer !== undefined) {
-      plan.clock.clearTimer(race.timer);
-      race.timer = undefined;
+    if (race !== undefined) {
+      if (race.timer !== undefined) this.clearDeadline(race);
+      if (this.state === RUNNING && race.abortListener !== undefined) this.removeAbortListener(race);
     }
     if (
       plan.breaker === undefined &&
@@ -327,9 +502,6 @@ class InFlightCall<T> implements CallContext {
     ) {
       // Nothing learns from this call and nobody asked to classify it: no clock reading, no
       // classification, no Observation.
-      if (this.state === RUNNING && race !== undefined && race.abortListener !== undefined) {
-        this.callerSignal!.removeEventListener('abort', race.abortListener);
-      }
       this.state = SETTLED;
       plan.bulkhead?.leave();
       return;
@@ -340,15 +512,7 @@ class InFlightCall<T> implements CallContext {
         ? TIMED_OUT
         : this.state === CANCELLED_STATE
           ? CANCELLED_CLASS
-          : classify === undefined
-            ? classifyOutcome(fulfilled, subject)
-            : runClassifier(
-                classify,
-                fulfilled ? { status: 'fulfilled', value: subject } : { status: 'rejected', reason: subject },
-              );
-    if (this.state === RUNNING && race !== undefined && race.abortListener !== undefined) {
-      this.callerSignal!.removeEventListener('abort', race.abortListener);
-    }
+          : classifyCall(classify, fulfilled, subject);
     const timedOut = this.state === TIMED_OUT_STATE;
     this.state = SETTLED;
     const bulkhead = plan.bulkhead;
@@ -373,6 +537,24 @@ class InFlightCall<T> implements CallContext {
     } finally {
       if (reused) scratchInUse = false;
     }
+  }
+}
+
+/**
+ * The verdict of a call that ended on its own. The default classifier reads the call's result
+ * (its `status`, its headers): a getter there that throws is the classifier failing, and counts
+ * as a `failure` like a user classifier that throws; the caller still gets the call's own result.
+ */
+function classifyCall(classify: Classifier | undefined, fulfilled: boolean, subject: unknown): Classification {
+  try {
+    return classify === undefined
+      ? classifyOutcome(fulfilled, subject)
+      : runClassifier(
+          classify,
+          fulfilled ? { status: 'fulfilled', value: subject } : { status: 'rejected', reason: subject },
+        );
+  } catch {
+    return FAILED;
   }
 }
 

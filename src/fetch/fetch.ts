@@ -47,8 +47,9 @@ export interface ResilientFetchOptions {
  *   call (`LimitExceededError`, `BrokenCircuitError`, `BulkheadFullError`, `TimeoutError`).
  * - The latency sample is the time to the response headers (the call marks there); the limiter
  *   slot is released there too. A streamed body is the caller's: see docs/streaming.md.
- * - The caller's `init.signal` (or a `Request`'s signal) cancels the call (verdict `cancelled`);
- *   our deadline aborts fetch with a `TimeoutError`. Nothing aborts the response after headers.
+ * - The caller's `init.signal` (or a `Request`'s signal) cancels the call (verdict `cancelled`)
+ *   and, after the headers, aborts reading the body; our deadline aborts fetch with a
+ *   `TimeoutError` up to the headers, never the body.
  */
 export function resilientFetch(target: Executor | KeyedExecutor, options?: ResilientFetchOptions): FetchFunction {
   const o = optionsObject<ResilientFetchOptions>('resilientFetch', options);
@@ -75,7 +76,7 @@ export function resilientFetch(target: Executor | KeyedExecutor, options?: Resil
     const signal = init?.signal ?? requestSignal(input);
     const executeOptions: ExecuteOptions =
       signal === undefined || signal === null ? shared : { signal, timeoutMs, classify };
-    const call = (ctx: CallContext): Promise<Response> => send(fetchImpl, input, init, ctx);
+    const call = (ctx: CallContext): Promise<Response> => send(fetchImpl, input, init, signal, ctx);
     if (keyOf === undefined) return (target as Executor).execute(call, executeOptions);
     let callKey: string;
     try {
@@ -92,15 +93,41 @@ async function send(
   fetchImpl: FetchFunction | undefined,
   input: string | URL | Request,
   init: RequestInit | undefined,
+  callerSignal: AbortSignal | null | undefined,
   ctx: CallContext,
 ): Promise<Response> {
-  // Never mutate the caller's init: they may reuse it. ctx.signal carries the caller's abort and
-  // our deadline, and never aborts after the headers arrived (ADR-011), so the body stays readable.
-  const sent: RequestInit = init === undefined ? { signal: ctx.signal } : { ...init, signal: ctx.signal };
+  // Never mutate the caller's init: they may reuse it.
+  const signal = requestSignalFor(ctx.signal, callerSignal);
+  const sent: RequestInit = init === undefined ? { signal } : { ...init, signal };
   const response = await (fetchImpl === undefined ? fetch(input, sent) : fetchImpl(input, sent));
   // Headers are the upstream's answer: the latency sample ends here, not when the body is drained.
   ctx.mark();
   return response;
+}
+
+type AnySignal = (signals: AbortSignal[]) => AbortSignal;
+const anySignal: AnySignal | undefined =
+  typeof AbortSignal === 'function' && typeof (AbortSignal as { any?: unknown }).any === 'function'
+    ? (AbortSignal as unknown as { any: AnySignal }).any.bind(AbortSignal)
+    : undefined;
+
+/**
+ * The signal fetch gets, which also governs reading the body (adr/0014). ctx.signal carries our
+ * deadline and the caller's abort until the headers arrive, and never aborts after (ADR-011), so
+ * the body stays readable past the deadline. Without a deadline it is the caller's own signal,
+ * which bounds the body too. With a deadline, the caller's signal must still bound the body, so
+ * fetch gets both, joined with `AbortSignal.any` (held weakly by the platform: a long-lived caller
+ * signal does not collect one listener per request). Where `AbortSignal.any` is missing (Node
+ * < 20.3) the caller's signal bounds the request only up to the headers.
+ */
+function requestSignalFor(ours: AbortSignal, caller: AbortSignal | null | undefined): AbortSignal {
+  if (caller === undefined || caller === null || caller === ours || anySignal === undefined) return ours;
+  try {
+    return anySignal([caller, ours]);
+  } catch {
+    // A signal from another realm, which AbortSignal.any refuses: ours still carries its abort.
+    return ours;
+  }
 }
 
 /** A `Request`'s own signal (fetch honours it when `init.signal` is absent), by shape, so any realm's Request counts. */

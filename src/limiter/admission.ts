@@ -3,7 +3,8 @@ import type { Observation } from '../core/observation';
 import type { LimiterPort, Permit } from '../core/ports';
 import { LimitExceededError } from '../errors/limit-exceeded-error';
 import { TimeoutError } from '../errors/timeout-error';
-import type { LimitController } from './controller';
+import { reportError, type Listener, type Subscription } from '../core/events';
+import type { LimitChange, LimitController } from './controller';
 import { QueueNode, WaitQueue, type QueueOrder } from './wait-queue';
 
 /**
@@ -249,8 +250,14 @@ export class Admission implements LimiterPort {
       waiter.reject = reject;
     });
     this.queue.push(waiter);
-    this.arm(waiter, now);
-    signal?.addEventListener('abort', waiter.onAbort);
+    try {
+      this.arm(waiter, now);
+      signal?.addEventListener('abort', waiter.onAbort);
+    } catch (error) {
+      // The clock cannot arm its timer or the signal refused a listener: a waiter without them
+      // could outlive its deadline or its caller, so it leaves before it ever waited (adr/0012).
+      this.abandon(waiter, error);
+    }
     // The claim is chained here, in the caller's own context: see ADR-0043.
     return woken.then(waiter.claim);
   }
@@ -267,6 +274,19 @@ export class Admission implements LimiterPort {
       this.afterSlotChange(now);
     }
     return this.limitNow;
+  }
+
+  /**
+   * Subscribes to the controller's limit changes so that a listener runs only after the new
+   * limit applies to admission: it reads the new `limit`, and a `tryAcquire()` inside it obeys
+   * the new limit. Listeners run synchronously, inside the settle or `resize` that moved the
+   * limit, before the waiters a raised limit frees are handed their slots.
+   */
+  protected subscribeToLimit(listener: Listener<LimitChange>): Subscription {
+    return this.controller.changes.subscribe((change) => {
+      this.limitNow = this.controller.limit;
+      listener(change);
+    });
   }
 
   /**
@@ -312,7 +332,14 @@ export class Admission implements LimiterPort {
     if (!waiter.timerIsDeadline) {
       const now = this.clock.now();
       waiter.beatAt = now;
-      this.arm(waiter, now);
+      try {
+        this.arm(waiter, now);
+      } catch (error) {
+        // No next beat means no deadline: the waiter leaves now, with the clock's error.
+        this.abandon(waiter, error);
+        this.afterSlotChange(now);
+        return;
+      }
       // A live waiter's beat also reclaims slots handed to waiters that are gone, and serves a
       // slot left free (a settle whose observe threw), so the queue heals with no settle to help.
       if (this.handed.size !== 0 || this.inflightCount < this.limitNow) this.afterSlotChange(now);
@@ -329,9 +356,17 @@ export class Admission implements LimiterPort {
     }
   }
 
-  /** @internal The caller aborted while waiting (or after being handed a slot, before claiming it). */
+  /**
+   * @internal The caller aborted while waiting (or after being handed a slot, before claiming it).
+   * It runs inside the platform's event dispatch, so it must not throw.
+   */
   waiterAborted(waiter: Waiter): void {
-    const reason = waiter.signal!.reason;
+    let reason: unknown;
+    try {
+      reason = waiter.signal!.reason;
+    } catch (error) {
+      reason = error;
+    }
     if (waiter.state === QUEUED) {
       this.queue.remove(waiter);
       this.queueAborts++;
@@ -487,13 +522,39 @@ export class Admission implements LimiterPort {
     waiter.reject(reason);
   }
 
+  /** Takes a waiter out, wherever it is (queued, or handed a slot), failing it with `error`. */
+  private abandon(waiter: Waiter, error: unknown): void {
+    if (waiter.state === QUEUED) {
+      this.queue.remove(waiter);
+      this.leave(waiter, error);
+    } else if (waiter.state === HANDED) {
+      this.takeBack(waiter, error);
+    }
+  }
+
+  /**
+   * Clears the waiter's timer and removes its abort listener. Both call code that is not ours (the
+   * clock, the caller's signal): a throw is reported and the waiter leaves regardless. A timer or
+   * listener left behind finds the waiter gone and does nothing.
+   */
   private disarm(waiter: Waiter): void {
     if (waiter.hasTimer) {
       waiter.hasTimer = false;
-      this.clock.clearTimer(waiter.timer);
+      try {
+        this.clock.clearTimer(waiter.timer);
+      } catch (error) {
+        reportError(error, 'clock.clearTimer() threw; the queue carried on');
+      }
     }
     waiter.timer = undefined;
-    waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    const signal = waiter.signal;
+    if (signal !== undefined) {
+      try {
+        signal.removeEventListener('abort', waiter.onAbort);
+      } catch (error) {
+        reportError(error, "the caller's signal threw from removeEventListener; the queue carried on");
+      }
+    }
   }
 
   /** Calls that finished: admitted and settled (not in flight, not taken back unused). */

@@ -158,9 +158,12 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
     return super.resize(limit);
   }
 
-  /** Calls `listener` on every change of the limit (window decisions and `resize`). */
+  /**
+   * Calls `listener` on every change of the limit (window decisions and `resize`), once the new
+   * limit applies: inside the listener `limit` is the new one and `tryAcquire()` obeys it.
+   */
   onLimitChange(listener: Listener<LimitChange>): Subscription {
-    return this.controller.changes.subscribe(listener);
+    return this.subscribeToLimit(listener);
   }
 
   snapshot(): LimiterSnapshot {
@@ -210,6 +213,7 @@ function resolveQueueing(value: unknown): QueueingConfig | undefined {
     );
   }
   const q = value as QueueingOptions;
+  knownOptions('limiter', q, ['initialFactor', 'maxFactor'], 'queueing.');
   const initialFactor = numberOption('limiter', 'queueing.initialFactor', q.initialFactor, DEFAULT_INITIAL_FACTOR, {
     min: 1,
   });

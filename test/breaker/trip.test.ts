@@ -103,6 +103,26 @@ describe('the consecutive-failure backstop', () => {
     expect(changes[0]).toEqual({ from: 'closed', to: 'open', reason: 'consecutive-failures', at: 540_000 });
   });
 
+  it('opens on one failure after nine and an hour of quiet: the backstop is not windowed (by design, docs/breaker.md)', () => {
+    const { b, calls, call, clock, changes } = rig();
+    calls(9, 'failure');
+    clock.advance(3_600_000);
+    expect(b.snapshot()).toMatchObject({ state: 'closed', samples: 0, consecutiveFailures: 9 });
+    call('failure');
+    expect(transitions(changes)).toEqual(['closed>open:consecutive-failures']);
+  });
+
+  it('keeps the run of failures across overload, rejected and cancelled calls; a success ends it', () => {
+    const { b, calls, call } = rig();
+    calls(5, 'failure');
+    call('overload');
+    call('rejected');
+    call('cancelled');
+    expect(b.snapshot().consecutiveFailures).toBe(5);
+    call('answered');
+    expect(b.snapshot().consecutiveFailures).toBe(0);
+  });
+
   it('is turned off with consecutiveFailures: Infinity', () => {
     const { b, calls } = rig({ consecutiveFailures: Infinity, minSamples: 1000, lowTrafficMinSamples: 1000 });
     calls(500, 'failure');

@@ -94,3 +94,66 @@ describe('a custom classifier', () => {
     expect(runClassifier(() => 'nonsense' as never, { status: 'fulfilled', value: 1 }).verdict).toBe('failure');
   });
 });
+
+describe('Retry-After, as RFC 9110 §10.2.3 defines it (issue 15, defect 8)', () => {
+  const now = Date.UTC(2026, 10, 30, 12, 0, 0); // Mon, 30 Nov 2026 12:00:00 GMT
+
+  it('reads delay-seconds (digits only) as that many seconds', () => {
+    expect(parseRetryAfter('0', now)).toBe(0);
+    expect(parseRetryAfter('120', now)).toBe(120_000);
+    expect(parseRetryAfter('007', now)).toBe(7_000);
+    expect(parseRetryAfter('  5\t', now)).toBe(5_000);
+  });
+
+  it.each(['1.5', '0.5', '-1', '+5', 'in 5', '5s', '1e3', '0x10', '5 5', '5,6', 'Infinity', '', '   '])(
+    'gives undefined for %j, which is neither delay-seconds nor an HTTP-date',
+    (header) => {
+      expect(parseRetryAfter(header, now)).toBeUndefined();
+    },
+  );
+
+  it('gives undefined for a delay too long to represent', () => {
+    expect(parseRetryAfter('9'.repeat(400), now)).toBeUndefined();
+  });
+
+  it('reads an IMF-fixdate', () => {
+    expect(parseRetryAfter('Mon, 30 Nov 2026 12:00:30 GMT', now)).toBe(30_000);
+    expect(parseRetryAfter('Tue, 01 Dec 2026 12:00:00 GMT', now)).toBe(86_400_000);
+  });
+
+  it('reads the obsolete RFC 850 date, its two-digit year within 50 years of now', () => {
+    expect(parseRetryAfter('Monday, 30-Nov-26 12:00:30 GMT', now)).toBe(30_000);
+    // 2099 would be more than 50 years ahead: the most recent past year ending in 99, 1999
+    expect(parseRetryAfter('Tuesday, 30-Nov-99 12:00:30 GMT', now)).toBe(0);
+  });
+
+  it('reads the obsolete asctime date, with a space-padded day', () => {
+    expect(parseRetryAfter('Mon Nov 30 12:00:30 2026', now)).toBe(30_000);
+    expect(parseRetryAfter('Tue Dec  1 12:00:00 2026', now)).toBe(86_400_000);
+  });
+
+  it('reads a leap second as the first second of the next minute', () => {
+    expect(parseRetryAfter('Mon, 30 Nov 2026 12:00:60 GMT', now)).toBe(60_000);
+  });
+
+  it('gives 0 (retry now) for a date in the past', () => {
+    expect(parseRetryAfter('Sun, 06 Nov 1994 08:49:37 GMT', now)).toBe(0);
+  });
+
+  it.each([
+    'Mon, 31 Nov 2026 12:00:00 GMT', // no 31 November
+    'Mon, 31 Nov 2026 12:00:60 GMT',
+    'Mon, 00 Nov 2026 12:00:00 GMT',
+    'Mon, 30 Nov 2026 24:00:00 GMT',
+    'Mon, 30 Nov 2026 12:60:00 GMT',
+    'Mon, 30 Nov 2026 12:00:30 UTC', // HTTP-dates are in GMT
+    'mon, 30 nov 2026 12:00:30 GMT', // day and month names are case-sensitive
+    'Mon, 30 Nov 26 12:00:30 GMT',
+    'Mon 30 Nov 2026 12:00:30 GMT',
+    '2026-11-30T12:00:30Z', // ISO 8601 is not an HTTP-date
+    'Nov 30 2026',
+    '30 Nov 2026',
+  ])('gives undefined for %j, which only looks like a date', (header) => {
+    expect(parseRetryAfter(header, now)).toBeUndefined();
+  });
+});

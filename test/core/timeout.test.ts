@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { bulkhead } from '../../src/bulkhead/bulkhead';
 import { pipeline } from '../../src/pipeline/pipeline';
 import { timeout } from '../../src/timeout/timeout';
@@ -157,5 +157,81 @@ describe('the timeout policy', () => {
       { signal: controller.signal },
     );
     expect(seen).toBe(controller.signal);
+  });
+});
+
+/** A fake clock that clamps timers the way the platform does: a delay above 2^31 - 1 ms fires after 1 ms. */
+class PlatformLikeClock extends FakeClock {
+  readonly delays: number[] = [];
+  override setTimer(callback: () => void, delayMs: number): number {
+    this.delays.push(delayMs);
+    return super.setTimer(callback, delayMs > 2 ** 31 - 1 ? 1 : delayMs);
+  }
+}
+
+describe('deadlines longer than a platform timer, 2^31 - 1 ms (issue 15, defect 2)', () => {
+  it('does not time a call out early on the platform timers when timeoutMs is 2^31', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const t = timeout({ timeoutMs: 2 ** 31 });
+      let outcome = 'running';
+      const call = t
+        .execute(() => new Promise(() => {}))
+        .catch((e: unknown) => {
+          outcome = (e as Error).message;
+        });
+      vi.advanceTimersByTime(1);
+      await flush();
+      expect(outcome).toBe('running');
+      vi.advanceTimersByTime(2 ** 31 - 2);
+      await flush();
+      expect(outcome).toBe('running');
+      vi.advanceTimersByTime(1);
+      await call;
+      expect(outcome).toBe('resilix: the call timed out after 2147483648 ms');
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('times a per-call timeoutMs of 1e12 out at exactly 1e12 ms, arming no timer above 2^31 - 1 ms', async () => {
+    const clock = new PlatformLikeClock();
+    const p = pipeline(spyPolicy(clock), timeout({ timeoutMs: 100, clock }));
+    let outcome = 'running';
+    const call = p
+      .execute(() => new Promise(() => {}), { timeoutMs: 1e12 })
+      .catch((e: unknown) => void (outcome = (e as Error).message));
+    clock.advance(1e12 - 1);
+    await flush();
+    expect(outcome).toBe('running');
+    clock.advance(1);
+    await call;
+    expect(outcome).toBe('resilix: the call timed out after 1000000000000 ms');
+    expect(Math.max(...clock.delays)).toBe(2 ** 31 - 1);
+    expect(clock.delays).toHaveLength(Math.ceil(1e12 / (2 ** 31 - 1)));
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it('clears a long deadline when the call settles first, whichever step is armed', async () => {
+    const clock = new PlatformLikeClock();
+    const t = timeout({ timeoutMs: 2 ** 33, clock });
+    const work = deferred<string>();
+    const call = t.execute(() => work.promise);
+    clock.advance(2 ** 32); // two steps have run out
+    expect(clock.pendingTimers).toBe(1);
+    work.resolve('done');
+    await expect(call).resolves.toBe('done');
+    expect(clock.pendingTimers).toBe(0);
+    expect(t.snapshot().timedOut).toBe(0);
+  });
+
+  it('arms a deadline at or under 2^31 - 1 ms as one timer', async () => {
+    const clock = new PlatformLikeClock();
+    const t = timeout({ timeoutMs: 2 ** 31 - 1, clock });
+    const call = t.execute(() => new Promise(() => {})).catch((e: unknown) => e);
+    clock.advance(2 ** 31 - 1);
+    expect(isTimeoutError(await call)).toBe(true);
+    expect(clock.delays).toEqual([2 ** 31 - 1]);
   });
 });

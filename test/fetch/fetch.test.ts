@@ -195,6 +195,51 @@ describe('resilientFetch', () => {
     expect(await response.text()).toBe('body');
   });
 
+  it("aborts the body with the caller's signal after the headers, also under a deadline (issue 15, defect 5)", async () => {
+    const clock = new FakeClock();
+    const headers = deferred<Response>();
+    const stub = stubFetch(() => headers.promise);
+    const f = resilientFetch(pipeline(spyPolicy(clock), timeout({ timeoutMs: 100, clock })), { fetch: stub.fetch });
+    const controller = new AbortController();
+    const pending = f('https://api.example.com/', { signal: controller.signal });
+    headers.resolve(new Response('body'));
+    await pending;
+    const sent = stub.calls[0]!.init!.signal!;
+    expect(sent.aborted).toBe(false);
+    const reason = new DOMException('user left', 'AbortError');
+    controller.abort(reason);
+    expect(sent.aborted).toBe(true);
+    expect(sent.reason).toBe(reason);
+  });
+
+  it('does not abort the body at the deadline when the caller gave a signal', async () => {
+    const clock = new FakeClock();
+    const headers = deferred<Response>();
+    const stub = stubFetch(() => headers.promise);
+    const f = resilientFetch(timeout({ timeoutMs: 100, clock }), { fetch: stub.fetch });
+    const controller = new AbortController();
+    const pending = f('https://api.example.com/', { signal: controller.signal });
+    clock.advance(40);
+    headers.resolve(new Response('body'));
+    const response = await pending;
+    clock.advance(1_000);
+    expect(stub.calls[0]!.init!.signal!.aborted).toBe(false);
+    expect(clock.pendingTimers).toBe(0);
+    expect(await response.text()).toBe('body');
+  });
+
+  it('aborts fetch with our TimeoutError at the deadline when the caller gave a signal', async () => {
+    const clock = new FakeClock();
+    const stub = hangingFetch();
+    const f = resilientFetch(timeout({ timeoutMs: 100, clock }), { fetch: stub.fetch });
+    const pending = f('https://api.example.com/', { signal: new AbortController().signal });
+    await flush();
+    clock.advance(100);
+    const error = await pending.catch((e: unknown) => e);
+    expect(isTimeoutError(error)).toBe(true);
+    expect(stub.calls[0]!.init!.signal!.reason).toBe(error);
+  });
+
   it('passes the caller init through unchanged apart from the signal, and never mutates it', async () => {
     const stub = stubFetch(() => new Response(null, { status: 201 }));
     const f = resilientFetch(pipeline(spyPolicy(new FakeClock())), { fetch: stub.fetch });

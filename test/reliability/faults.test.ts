@@ -195,6 +195,42 @@ describe('the clock misbehaves', () => {
     expect(l.inflight).toBe(0);
   });
 
+  it('keeps serving calls after one +Infinity clock reading (issue 15, defect 3)', async () => {
+    let t = 1_000;
+    let infinityOnce = false;
+    const clock: Clock = {
+      now: () => {
+        if (infinityOnce) {
+          infinityOnce = false;
+          return Number.POSITIVE_INFINITY;
+        }
+        return t;
+      },
+    };
+    const l = limiter({ clock, algorithm: 'fixed', initialLimit: 2, minLimit: 1, maxLimit: 2 });
+    await expect(l.execute(() => 'before')).resolves.toBe('before');
+    infinityOnce = true;
+    await expect(l.execute(() => 'during')).resolves.toBe('during');
+    for (let i = 0; i < 3; i++) {
+      t += 10;
+      await expect(l.execute(() => i)).resolves.toBe(i);
+    }
+    expect(l.inflight).toBe(0);
+  });
+
+  it('half-opens a breaker on time with a monotonic clock whose readings are negative (issue 15, defect 4)', async () => {
+    let t = -1_000_000;
+    const clock: Clock = { now: () => t };
+    const b = breaker({ clock, minSamples: 2, consecutiveFailures: 2, openMs: 1_000, halfOpenProbes: 1 });
+    for (let i = 0; i < 2; i++) await expect(b.execute(() => Promise.reject(new Error('x')))).rejects.toThrow('x');
+    expect(b.state).toBe('open');
+    t += 999;
+    await expect(b.execute(() => 'no')).rejects.toThrow(/open/);
+    t += 1;
+    await expect(b.execute(() => 'probe')).resolves.toBe('probe');
+    expect(b.state).toBe('closed');
+  });
+
   it('keeps a breaker open for its whole openMs when the clock jumps backwards, then recovers', async () => {
     let t = 10_000;
     const clock: Clock = { now: () => t };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isLimitExceededError } from '../../../src/errors/limit-exceeded-error';
+import type { Permit } from '../../../src/core/ports';
 import type { LimitChange } from '../../../src/limiter/controller';
 import { Limiter, limiter, limiterWithController } from '../../../src/limiter/limiter';
 import { pipeline } from '../../../src/pipeline/pipeline';
@@ -224,6 +225,64 @@ describe('live resize of a shared limiter', () => {
       { from: 50, to: 2, direction: 'shrink', reason: 'manual', at: 5 },
     ]);
     expect(l.limit).toBe(7);
+  });
+
+  it('publishes a lowered limit only once it applies: the listener reads it and tryAcquire obeys it (issue 15, defect 6)', () => {
+    const l = limiter({ algorithm: 'fixed', initialLimit: 10, minLimit: 1, maxLimit: 10, clock: new FakeClock() });
+    const held = Array.from({ length: 9 }, () => l.tryAcquire()!);
+    const seen: Array<{ limit: number; admitted: boolean }> = [];
+    l.onLimitChange(() => {
+      const extra = l.tryAcquire();
+      seen.push({ limit: l.limit, admitted: extra !== undefined });
+      extra?.settle({ verdict: 'ok', latencyMs: 1 });
+    });
+    expect(l.resize(5)).toBe(5);
+    expect(seen).toEqual([{ limit: 5, admitted: false }]);
+    expect(l.inflight).toBe(9);
+    for (const permit of held) permit.settle({ verdict: 'ok', latencyMs: 1 });
+  });
+
+  it('publishes a raised limit only once it applies: tryAcquire inside the listener may use the new room', () => {
+    const l = limiter({ algorithm: 'fixed', initialLimit: 2, minLimit: 1, maxLimit: 10, clock: new FakeClock() });
+    const held = [l.tryAcquire()!, l.tryAcquire()!];
+    const extra: Array<ReturnType<Limiter['tryAcquire']>> = [];
+    l.onLimitChange(() => {
+      extra.push(l.tryAcquire());
+    });
+    l.resize(3);
+    expect(extra).toHaveLength(1);
+    expect(extra[0]).toBeDefined();
+    expect(l.inflight).toBe(3);
+    for (const permit of [...held, extra[0]!]) permit.settle({ verdict: 'ok', latencyMs: 1 });
+    expect(l.inflight).toBe(0);
+  });
+
+  it('publishes a limit the control loop moved at a window close only once it applies', () => {
+    const clock = new FakeClock();
+    const l = limiter({
+      algorithm: 'aimd',
+      initialLimit: 10,
+      minLimit: 1,
+      maxLimit: 10,
+      updateIntervalMs: 0,
+      minWindowMs: 0,
+      minSamples: 1,
+      clock,
+    });
+    const held = Array.from({ length: 10 }, () => l.tryAcquire()!);
+    const seen: Array<{ change: string; limit: number; admitted: boolean }> = [];
+    const extra: Permit[] = [];
+    l.onLimitChange((change) => {
+      const permit = l.tryAcquire();
+      if (permit !== undefined) extra.push(permit);
+      seen.push({ change: `${change.from} -> ${change.to}`, limit: l.limit, admitted: permit !== undefined });
+    });
+    clock.advance(10);
+    // aimd backs off 10 -> 9 on the overload; 9 calls are still in flight
+    held[0]!.settle({ verdict: 'overload', latencyMs: 10 });
+    expect(seen).toEqual([{ change: '10 -> 9', limit: 9, admitted: false }]);
+    expect(l.inflight).toBe(9);
+    for (const permit of [...held.slice(1), ...extra]) permit.settle({ verdict: 'ok', latencyMs: 1 });
   });
 
   it.each([

@@ -9,6 +9,19 @@ describe('limiter options', () => {
     expect(() => limiter({ queueOrdr: 'fifo' } as never)).toThrowError(/did you mean "queueOrder"/);
   });
 
+  it('refuses a misspelt queueing sub-option with the same did-you-mean (issue 15, defect 7)', () => {
+    expect(() => limiter({ queueing: { initialFactr: 5 } } as never)).toThrowError(
+      new TypeError(
+        'resilix: limiter has no option "queueing.initialFactr"; did you mean "queueing.initialFactor"? ' +
+          'Known options: queueing.initialFactor, queueing.maxFactor',
+      ),
+    );
+    expect(() => limiter({ queueing: { maxfactor: 4 } } as never)).toThrowError(/did you mean "queueing.maxFactor"/);
+    expect(() => limiter({ queueing: { size: 4 } } as never)).toThrowError(
+      /limiter has no option "queueing.size"\. Known options/,
+    );
+  });
+
   it('accepts every documented option together', () => {
     const l = limiter({
       algorithm: 'gradient2',
