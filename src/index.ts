@@ -15,6 +15,7 @@ export { pipeline, Pipeline, type PipelineOptions, type PipelineSnapshot } from 
 export { timeout, TimeoutPolicy, type TimeoutOptions, type TimeoutSnapshot } from './timeout/timeout';
 export { bulkhead, Bulkhead, type BulkheadOptions, type BulkheadSnapshot } from './bulkhead/bulkhead';
 export * from './breaker/index';
+export * from './retry/index';
 export {
   KeyRegistry,
   type KeyRegistryOptions,
