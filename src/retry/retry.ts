@@ -130,11 +130,13 @@ export class RetryPolicy implements Policy<RetrySnapshot>, RetryPort {
   /** @internal */
   readonly port: RetryPort = this;
   private readonly shouldRetry: ShouldRetry | undefined;
-  private readonly classify: Classifier | undefined;
+  /** @internal */
+  readonly classifier: Classifier | undefined;
   private readonly random: () => number;
   private readonly plan: CallPlan;
   private readonly retried = new EventChannel<RetryEvent>();
   private readonly gaveUpChannel = new EventChannel<RetryGiveUpEvent>();
+  private freeHandlers: FirstOutcome | undefined = undefined;
   private callCount = 0;
   private activeCount = 0;
   private retryCount = 0;
@@ -160,7 +162,7 @@ export class RetryPolicy implements Policy<RetrySnapshot>, RetryPort {
     orderedOptions('retry', 'baseDelayMs', this.baseDelayMs, 'maxDelayMs', this.maxDelayMs);
     this.retryLimitExceeded = booleanOption('retry', 'retryLimitExceeded', o.retryLimitExceeded, d.retryLimitExceeded);
     this.shouldRetry = functionOption<ShouldRetry>('retry', 'shouldRetry', o.shouldRetry);
-    this.classify = functionOption<Classifier>('retry', 'classify', o.classify);
+    this.classifier = functionOption<Classifier>('retry', 'classify', o.classify);
     this.random = functionOption<() => number>('retry', 'random', o.random) ?? Math.random;
     this.clock = resolveClock(o.clock, 'retry');
     this.budget = resolveBudget(o.budget, o.clock, this.clock);
@@ -170,7 +172,7 @@ export class RetryPolicy implements Policy<RetrySnapshot>, RetryPort {
       limiter: undefined,
       bulkhead: undefined,
       timeout: undefined,
-      classify: this.classify,
+      classify: this.classifier,
     };
   }
 
@@ -208,20 +210,53 @@ export class RetryPolicy implements Policy<RetrySnapshot>, RetryPort {
     }
     const attemptMs = plan.timeout?.timeoutMs;
     let first = options;
-    let deadlineAt = Infinity;
+    // Read only when the call has a budget of its own (else NaN): one without reads no clock here.
     let startedAt = NaN;
     if (requested !== undefined) {
-      if (requested !== Infinity) {
-        startedAt = this.clock.now();
-        deadlineAt = startedAt + requested;
-      }
+      if (requested !== Infinity) startedAt = this.clock.now();
       // The caller's timeoutMs is the whole call's; the first attempt gets the shorter of it and the
       // timeout policy's (an Infinity would otherwise switch the policy's deadline off).
       if (requested === Infinity || (attemptMs !== undefined && attemptMs < requested)) {
         first = attemptOptions(options!, options!.attempt ?? 1, attemptMs);
       }
     }
-    return this.attempts(plan, fn, options, first, startedAt, deadlineAt, attemptMs);
+    this.callCount++;
+    this.activeCount++;
+    // The first attempt's outcome is read by a pooled handler pair (as the limiter pools permits,
+    // ADR-0041): a call that succeeds first time allocates no closure and no state of its own, only
+    // the promise that `then` returns. A call that needs a retry moves on to the async loop.
+    let handler = this.freeHandlers;
+    if (handler === undefined) handler = new FirstOutcome(this);
+    else this.freeHandlers = handler.nextFree;
+    handler.plan = plan;
+    handler.fn = fn as CallFn<unknown>;
+    handler.options = options;
+    handler.startedAt = startedAt;
+    return runCall(plan, fn, first).then(handler.onFulfilled, handler.onRejected) as Promise<T>;
+  }
+
+  /** @internal A handler whose attempt settled goes back to the pool. */
+  pool(handler: FirstOutcome): void {
+    handler.nextFree = this.freeHandlers;
+    this.freeHandlers = handler;
+  }
+
+  /** @internal The first attempt ended: done if it succeeded, else on to the retry loop. */
+  afterFirst<T>(
+    plan: CallPlan,
+    fn: CallFn<T>,
+    options: ExecuteOptions | undefined,
+    startedAt: number,
+    fulfilled: boolean,
+    subject: unknown,
+  ): T | Promise<T> {
+    const classify = options?.classify ?? plan.classify ?? this.classifier;
+    if (fulfilled && classify === undefined && classifyOutcome(true, subject).verdict === 'ok') {
+      this.budget?.deposit();
+      this.activeCount--;
+      return subject as T;
+    }
+    return this.retrying(plan, fn, options, startedAt, classify, fulfilled, subject);
   }
 
   /** Hears every retry about to be made (after its wait is decided, before it starts). */
@@ -253,37 +288,26 @@ export class RetryPolicy implements Policy<RetrySnapshot>, RetryPort {
     };
   }
 
-  private async attempts<T>(
+  /** The retry loop: decides on the attempt that just ended, waits, runs the next one, repeats. */
+  private async retrying<T>(
     plan: CallPlan,
     fn: CallFn<T>,
     options: ExecuteOptions | undefined,
-    first: ExecuteOptions | undefined,
     startedAt: number,
-    deadlineAt: number,
-    attemptMs: number | undefined,
+    classify: Classifier | undefined,
+    fulfilled: boolean,
+    subject: unknown,
   ): Promise<T> {
+    const attemptMs = plan.timeout?.timeoutMs;
+    const deadlineAt = startedAt !== startedAt ? Infinity : startedAt + options!.timeoutMs!;
     const signal = options?.signal;
-    const classify = options?.classify ?? plan.classify ?? this.classify;
     const firstAttempt = options?.attempt ?? 1;
     let attempt = firstAttempt;
-    let current = first;
     let attemptStartedAt = startedAt;
     let previousDelayMs = this.baseDelayMs;
-    this.callCount++;
-    this.activeCount++;
     try {
+      if (!fulfilled && signal !== undefined && signal.aborted) throw subject; // cancelled: never retried
       for (;;) {
-        let fulfilled: boolean;
-        let subject: unknown;
-        try {
-          subject = await runCall(plan, fn, current);
-          fulfilled = true;
-        } catch (error) {
-          if (signal !== undefined && signal.aborted) throw error; // cancelled: never retried
-          subject = error;
-          fulfilled = false;
-        }
-
         // ---- the verdict, and whether it asks for a retry ----
         let verdict: Verdict;
         let hintMs: number | undefined;
@@ -396,7 +420,14 @@ export class RetryPolicy implements Policy<RetrySnapshot>, RetryPort {
           budgetMs = budgetMs === undefined || remaining < budgetMs ? remaining : budgetMs;
         }
         this.retryCount++;
-        current = attemptOptions(options, attempt, budgetMs);
+        try {
+          subject = await runCall(plan, fn, attemptOptions(options, attempt, budgetMs));
+          fulfilled = true;
+        } catch (error) {
+          if (signal !== undefined && signal.aborted) throw error; // cancelled: never retried
+          subject = error;
+          fulfilled = false;
+        }
       }
     } finally {
       this.activeCount--;
@@ -426,6 +457,36 @@ export class RetryPolicy implements Policy<RetrySnapshot>, RetryPort {
       else if (answer === false) decision = FINAL;
     }
     return decision;
+  }
+}
+
+/**
+ * Reads one call's first attempt: a pooled pair of handlers with the call's state. Released before
+ * the outcome is acted on, so a retry loop (or a nested call) never sees it reused under its feet.
+ * @internal
+ */
+class FirstOutcome {
+  plan: CallPlan | undefined = undefined;
+  fn: CallFn<unknown> | undefined = undefined;
+  options: ExecuteOptions | undefined = undefined;
+  /** The call's start when it has a budget of its own, else NaN (a number field stays unboxed). */
+  startedAt = NaN;
+  nextFree: FirstOutcome | undefined = undefined;
+  readonly onFulfilled = (value: unknown): unknown => this.settle(true, value);
+  readonly onRejected = (error: unknown): unknown => this.settle(false, error);
+
+  constructor(private readonly policy: RetryPolicy) {}
+
+  private settle(fulfilled: boolean, subject: unknown): unknown {
+    const plan = this.plan!;
+    const fn = this.fn!;
+    const options = this.options;
+    const startedAt = this.startedAt;
+    this.plan = undefined;
+    this.fn = undefined;
+    this.options = undefined;
+    this.policy.pool(this);
+    return this.policy.afterFirst(plan, fn, options, startedAt, fulfilled, subject);
   }
 }
 
