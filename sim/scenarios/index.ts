@@ -6,6 +6,7 @@ import { convergence } from './convergence';
 import { latencyCliff } from './latency-cliff';
 import { lowTraffic } from './low-traffic';
 import { productionCase } from './production';
+import { retryStorm } from './retry-storm';
 import { secretCapacity } from './secret-capacity';
 import { sharedUpstream } from './shared-upstream';
 import { streaming } from './streaming';
@@ -34,6 +35,7 @@ export function acceptanceScenarios(): Scenario[] {
     secretCapacity('vegas'),
     sharedUpstream('vegas'),
     tailTimeouts(),
+    retryStorm(),
     ...matrix('gradient2'),
     ...matrix('aimd'),
   ];
