@@ -348,3 +348,45 @@ describe('each attempt is a full pass through the inner policies', () => {
     expect(clock.now()).toBe(200);
   });
 });
+
+describe('the pooled first-attempt handlers', () => {
+  it('give every concurrent call its own outcome when they settle out of order', async () => {
+    const clock = new VirtualClock();
+    const r = quickRetry(clock);
+    const calls = Array.from({ length: 50 }, (_, i) => {
+      let attempts = 0;
+      return r.execute(() => {
+        attempts++;
+        // Call i settles at 100 - i ms; every third call fails its first attempt.
+        return new Promise((resolve, reject) =>
+          clock.setTimer(
+            () => (i % 3 === 0 && attempts === 1 ? reject(new Error(`first of ${i}`)) : resolve([i, attempts])),
+            100 - i,
+          ),
+        );
+      });
+    });
+    const outcome = await clock.run(Promise.all(calls));
+    expect(outcome.ok).toBe(true);
+    expect((outcome as { value: unknown }).value).toEqual(
+      Array.from({ length: 50 }, (_, i) => [i, i % 3 === 0 ? 2 : 1]),
+    );
+    expect(r.snapshot()).toMatchObject({ calls: 50, retries: 17, recovered: 17, active: 0 });
+  });
+
+  it('keep a call nested inside another call’s attempt apart from it', async () => {
+    const clock = new VirtualClock();
+    const r = quickRetry(clock);
+    let outerAttempts = 0;
+    const result = await clock.run(
+      r.execute(async () => {
+        outerAttempts++;
+        const inner = await r.execute(() => 'inner');
+        if (outerAttempts === 1) throw new Error(`outer failed after ${inner}`);
+        return `outer with ${inner}`;
+      }),
+    );
+    expect(result).toEqual({ ok: true, value: 'outer with inner' });
+    expect(r.snapshot()).toMatchObject({ calls: 3, retries: 1, active: 0 });
+  });
+});
