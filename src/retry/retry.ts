@@ -116,7 +116,7 @@ type Decision = typeof FINAL | typeof RETRY;
  * When a retry is not made the caller gets the last attempt's outcome unchanged (its error, or its
  * value); `onGiveUp` and the snapshot say why.
  */
-export class RetryPolicy implements Policy<RetrySnapshot>, RetryPort {
+export class RetryPolicy implements Policy<RetrySnapshot> {
   readonly kind = 'retry' as const;
   readonly maxAttempts: number;
   readonly backoff: BackoffKind;

@@ -70,7 +70,7 @@ const CANARIES: readonly CodeBlock[] = [
     line: 100_000,
     lang: 'ts',
     flags: [],
-    code: "import { retry } from 'resilix';\nretry(url);",
+    code: "import { hedge } from 'resilix';\nhedge(url);",
   },
 ];
 
@@ -157,7 +157,7 @@ describe('the fence rules the docs test relies on', () => {
 
   it('fails a fragment that imports a name resilix does not export, while tolerating its free names', () => {
     expect(compiled.get(CANARIES[2]!)!.errors).toEqual([
-      `docs/fetch.md:100001: TS2305 Module '"resilix"' has no exported member 'retry'.`,
+      `docs/fetch.md:100001: TS2305 Module '"resilix"' has no exported member 'hedge'.`,
     ]);
   });
 
