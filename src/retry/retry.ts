@@ -523,7 +523,7 @@ function attemptOptions(
 function backoffWait(clock: ResolvedClock, delayMs: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (signal === undefined) {
-      clock.setTimer(resolve, delayMs);
+      keepAlive(clock.setTimer(resolve, delayMs));
       return;
     }
     if (signal.aborted) {
@@ -539,8 +539,21 @@ function backoffWait(clock: ResolvedClock, delayMs: number, signal: AbortSignal 
       signal.removeEventListener('abort', onAbort);
       resolve();
     }, delayMs);
+    keepAlive(timer);
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/**
+ * The platform clock unrefs its timers: a deadline timer must not keep a Node process alive on its
+ * own, since the call it guards (a socket) does. A backoff wait is different: it is the only thing
+ * the call waits on, and an unref'd one would let a script exit with its retry pending. So a wait
+ * timer that can be ref'd is.
+ */
+function keepAlive(handle: TimerHandle): void {
+  if (typeof handle === 'object' && handle !== null && typeof (handle as { ref?: unknown }).ref === 'function') {
+    (handle as { ref(): void }).ref();
+  }
 }
 
 function resolveBudget(

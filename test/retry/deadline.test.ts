@@ -186,3 +186,27 @@ describe('retries and the caller’s signal', () => {
     expect(seen).toEqual([true, true]);
   });
 });
+
+describe('the backoff wait timer', () => {
+  it('is ref’d where the platform can (a pending retry keeps a Node process alive)', async () => {
+    const refs: number[] = [];
+    let time = 0;
+    const pending: Array<() => void> = [];
+    const clock = {
+      now: () => time,
+      setTimer: (callback: () => void, delayMs: number) => {
+        pending.push(callback);
+        return { delayMs, ref: () => refs.push(delayMs) };
+      },
+      clearTimer: () => {},
+    };
+    const r = retry({ clock, random: constant(0.5), budget: false, maxAttempts: 2 });
+    let n = 0;
+    const call = r.execute(() => (n++ === 0 ? Promise.reject(new Error('blip')) : 'ok'));
+    await flush();
+    expect(refs).toEqual([50]);
+    time = 50;
+    pending.shift()!();
+    await expect(call).resolves.toBe('ok');
+  });
+});
