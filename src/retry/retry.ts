@@ -1,7 +1,7 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import { classifyOutcome, runClassifier, type Classification, type Classifier } from '../core/classify';
 import { resolveClock, type Clock, type ResolvedClock, type TimerHandle } from '../core/clock';
-import { EventChannel, type Disposable, type Listener } from '../core/events';
+import { EventChannel, type Listener } from '../core/events';
 import {
   booleanOption,
   choiceOption,
@@ -259,13 +259,16 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
     return this.retrying(plan, fn, options, startedAt, classify, fulfilled, subject);
   }
 
-  /** Hears every retry about to be made (after its wait is decided, before it starts). */
-  onRetry(listener: Listener<RetryEvent>): Disposable {
+  /**
+   * Hears every retry about to be made (after its wait is decided, before it starts). Returns the
+   * event channel's subscription: `dispose()` it to stop listening.
+   */
+  onRetry(listener: Listener<RetryEvent>) {
     return this.retried.subscribe(listener);
   }
 
-  /** Hears every retry the verdict asked for and that was not made, with the reason. */
-  onGiveUp(listener: Listener<RetryGiveUpEvent>): Disposable {
+  /** Hears every retry the verdict asked for and that was not made, with the reason; `dispose()` to stop. */
+  onGiveUp(listener: Listener<RetryGiveUpEvent>) {
     return this.gaveUpChannel.subscribe(listener);
   }
 
