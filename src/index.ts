@@ -21,6 +21,7 @@ export {
 export { timeout, TimeoutPolicy, type TimeoutOptions, type TimeoutSnapshot } from './timeout/timeout';
 export { bulkhead, Bulkhead, type BulkheadOptions, type BulkheadSnapshot } from './bulkhead/bulkhead';
 export * from './breaker/index';
+export * from './retry/index';
 export {
   KeyRegistry,
   type KeyRegistryOptions,

@@ -11,6 +11,7 @@ import { lowTraffic } from './low-traffic';
 import { machineNoise } from './machine-noise';
 import { manyClients } from './many-clients';
 import { productionCase } from './production';
+import { retryStorm } from './retry-storm';
 import { secretCapacity } from './secret-capacity';
 import { sharedUpstream } from './shared-upstream';
 import { streaming } from './streaming';
@@ -64,6 +65,7 @@ export function acceptanceScenarios(): Scenario[] {
     secretCapacity('aimd', false),
     sharedUpstream('vegas'),
     tailTimeouts(),
+    retryStorm(),
     ...physics('gradient2'),
     ...physics('aimd'),
   ];

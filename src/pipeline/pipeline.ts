@@ -5,7 +5,7 @@ import type { Classifier } from '../core/classify';
 import { EventChannel, type Listener, type Subscription } from '../core/events';
 import type { Observation } from '../core/observation';
 import { functionOption, knownOptions } from '../core/options';
-import { isPolicy, POLICY_ORDER, type Policy, type PolicyKind } from '../core/policy';
+import { isPolicy, POLICY_ORDER, type Policy, type PolicyKind, type RetryPort } from '../core/policy';
 import type { BreakerPort, BulkheadPort, CallPlan, LimiterPort, TimeoutPort } from '../core/ports';
 import { runCall } from '../core/run-call';
 import type { LimiterSnapshot } from '../limiter/limiter';
@@ -26,13 +26,15 @@ export interface PipelineSnapshot {
 }
 
 /**
- * Policies composed in the canonical order breaker -> limiter -> bulkhead -> timeout. One call
- * passes each admission in turn and, when it settles, one Observation reaches every policy that
- * admitted it, innermost first.
+ * Policies composed in the canonical order retry -> breaker -> limiter -> bulkhead -> timeout. One
+ * attempt passes each admission in turn and, when it settles, one Observation reaches every policy
+ * that admitted it, innermost first. A retry policy, outermost, runs each attempt through all the
+ * others again.
  */
 export class Pipeline implements Executor {
   readonly policies: readonly Policy[];
   private readonly plan: CallPlan;
+  private readonly retry: RetryPort | undefined;
   private readonly settled = new EventChannel<Observation>();
 
   constructor(policies: readonly Policy[], options: PipelineOptions = {}) {
@@ -41,7 +43,7 @@ export class Pipeline implements Executor {
     for (const [index, policy] of policies.entries()) {
       if (!isPolicy(policy)) {
         throw new TypeError(
-          `resilix: pipeline argument ${index} is not a resilix policy; pass breaker(), limiter(), bulkhead() or timeout() results`,
+          `resilix: pipeline argument ${index} is not a resilix policy; pass retry(), breaker(), limiter(), bulkhead() or timeout() results`,
         );
       }
       const rank = POLICY_ORDER.indexOf(policy.kind);
@@ -73,14 +75,21 @@ export class Pipeline implements Executor {
       classify: functionOption<Classifier>('pipeline', 'classify', options.classify),
       settled: this.settled,
     };
-  }
-
-  execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
-    return runCall(this.plan, fn, options);
+    this.retry = byKind.retry?.port as RetryPort | undefined;
   }
 
   /**
-   * Hears every call this pipeline settles (verdict, latency, attempt...), after the policies
+   * Runs `fn` through the policies. With a retry policy, `options.timeoutMs` is the budget of the
+   * whole call (every attempt and wait included) and each attempt gets the timeout policy's
+   * `timeoutMs` or what is left, whichever is shorter; without one, it is the call's deadline.
+   */
+  execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
+    const retry = this.retry;
+    return retry === undefined ? runCall(this.plan, fn, options) : retry.run(this.plan, fn, options);
+  }
+
+  /**
+   * Hears every attempt this pipeline settles (verdict, latency, attempt...), after the policies
    * learned from it: for telemetry, e.g. counting retries apart from original attempts. The
    * Observation is valid only during the listener: copy what you keep. Calls that a policy refused
    * never ran and are not reported here; the policies' snapshots count them.
@@ -97,7 +106,7 @@ export class Pipeline implements Executor {
 }
 
 /**
- * Composes policies in the canonical order. Any subset works; out-of-order policies are refused
+ * Composes policies in the canonical order retry -> breaker -> limiter -> bulkhead -> timeout. Any subset works; out-of-order policies are refused
  * with an error that names the order. A trailing options object sets the classifier:
  * `pipeline(breaker(), limiter(), { classify })`.
  */

@@ -49,7 +49,7 @@ const CANARIES: readonly CodeBlock[] = [
     lang: 'ts',
     flags: [],
     fragment: { about: 'a url from the prose', prelude: 'declare const url: string;' },
-    code: "import { retry } from 'resilix';\nretry(url, body);",
+    code: "import { hedge } from 'resilix';\nhedge(url, body);",
   },
   {
     file: 'canary/dom.md',
@@ -194,7 +194,7 @@ describe('the fence rules the docs test relies on', () => {
 
   it('fails a fragment on a name its prelude does not state, and on a name resilix does not export', () => {
     expect(compiled.get(CANARIES[2]!)!.errors).toEqual([
-      `canary/fragment.md:21: TS2305 Module '"resilix"' has no exported member 'retry'.`,
+      `canary/fragment.md:21: TS2305 Module '"resilix"' has no exported member 'hedge'.`,
       `canary/fragment.md:22: TS2304 Cannot find name 'body'.`,
     ]);
   });
