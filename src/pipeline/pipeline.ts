@@ -9,6 +9,7 @@ import { isPolicy, POLICY_ORDER, type Policy, type PolicyKind, type RetryPort } 
 import type { BreakerPort, BulkheadPort, CallPlan, LimiterPort, TimeoutPort } from '../core/ports';
 import { runCall } from '../core/run-call';
 import type { LimiterSnapshot } from '../limiter/limiter';
+import type { RetrySnapshot } from '../retry/retry';
 import type { TimeoutSnapshot } from '../timeout/timeout';
 
 export interface PipelineOptions {
@@ -17,7 +18,7 @@ export interface PipelineOptions {
 }
 
 /** One policy's snapshot; `kind` tells which (`if (s.kind === 'limiter') s.limit`). */
-export type PolicySnapshot = BreakerSnapshot | LimiterSnapshot | BulkheadSnapshot | TimeoutSnapshot;
+export type PolicySnapshot = RetrySnapshot | BreakerSnapshot | LimiterSnapshot | BulkheadSnapshot | TimeoutSnapshot;
 
 export interface PipelineSnapshot {
   readonly kind: 'pipeline';
