@@ -47,6 +47,7 @@ export function workWithSignal(context: { readonly signal: AbortSignal }): Promi
   signalSink = context.signal; // a getter with an effect: V8 cannot drop the read
   return work();
 }
+// biome-ignore lint/correctness/noUnusedVariables: written, never read, on purpose (see workWithSignal)
 let signalSink: AbortSignal | undefined;
 
 /**

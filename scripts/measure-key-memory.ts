@@ -160,11 +160,11 @@ function measureTiming(): void {
   const held = Array.from({ length: 1000 }, (_, i) => `https://host-${i}.example.com`);
   const fresh = Array.from({ length: 400_000 }, (_, i) => `https://other-${i}.example.com`);
   const hits = new KeyRegistry({ create: () => shared, maxKeys: 1000 });
-  held.forEach((key) => hits.get(key));
+  for (const key of held) hits.get(key);
   const misses = new KeyRegistry({ create: () => shared, maxKeys: 1000 });
   const busyValue = { active: 1, execute: shared.execute.bind(shared) };
   const allBusy = new KeyRegistry<Executor>({ create: () => busyValue, maxKeys: 1000 });
-  held.forEach((key) => allBusy.get(key));
+  for (const key of held) allBusy.get(key);
   const urls = Array.from({ length: 1000 }, (_, i) => `https://api-${i % 10}.example.com/v1/items/${i}?q=1`);
   const urlObjects = urls.map((u) => new URL(u));
   const rows: Array<[string, number]> = [

@@ -384,7 +384,7 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
   private openDurationMs(): number {
     const { openMs, backoffMultiplier, maxOpenMs } = this.config;
     if (this.backoffLevel === 0 || openMs === 0) return openMs;
-    const backedOff = openMs * Math.pow(backoffMultiplier, this.backoffLevel);
+    const backedOff = openMs * backoffMultiplier ** this.backoffLevel;
     return backedOff < maxOpenMs ? backedOff : maxOpenMs;
   }
 

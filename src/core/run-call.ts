@@ -134,9 +134,9 @@ async function runQueued<T>(
     plan.breaker?.settle(ticket, signal !== undefined && readAborted(signal) ? CANCELLED : REJECTED);
     throw error;
   }
-  let aborted: boolean;
+  let aborted: boolean | undefined;
   try {
-    aborted = signal !== undefined && signal.aborted;
+    aborted = signal?.aborted;
   } catch (error) {
     permit.settle(REJECTED);
     plan.breaker?.settle(ticket, REJECTED);

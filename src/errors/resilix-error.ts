@@ -37,6 +37,7 @@ export type AnyResilixError =
 // Compile-time check: the union and the code list name the same errors (a new error needs both).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Holds<T extends true> = T;
+// biome-ignore lint/correctness/noUnusedVariables: a compile-time assertion; it fails `tsc` when the union and the codes differ
 type UnionCoversEveryCode = Holds<Same<AnyResilixError['code'], ResilixErrorCode>>;
 
 export abstract class ResilixError extends Error {

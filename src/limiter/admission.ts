@@ -225,7 +225,7 @@ export class Admission implements LimiterPort {
    * reason. Neither teaches the controller anything: the upstream never saw the call.
    */
   acquire(signal: AbortSignal | undefined, deadlineAt: number, timeoutMs: number | undefined): Promise<Permit> {
-    if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted) return Promise.reject(signal.reason);
     let permit = this.tryAcquire();
     if (permit !== undefined) return Promise.resolve(permit);
     const now = this.clock.now();

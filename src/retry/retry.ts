@@ -10,7 +10,6 @@ import {
   numberOption,
   optionsObject,
   orderedOptions,
-  requireNumber,
 } from '../core/options';
 import type { Policy, RetryPort } from '../core/policy';
 import type { CallPlan } from '../core/ports';
@@ -199,7 +198,7 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
       return Promise.reject(new TypeError(`resilix: execute(fn) needs a function; received ${typeof fn}`));
     }
     const signal = options?.signal;
-    if (signal !== undefined && signal.aborted) return Promise.reject(signal.reason);
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const requested = options?.timeoutMs;
     if (requested !== undefined && (typeof requested !== 'number' || Number.isNaN(requested) || requested <= 0)) {
       return Promise.reject(
@@ -402,7 +401,7 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
             throw abortReason;
           }
         }
-        if (signal !== undefined && signal.aborted) {
+        if (signal?.aborted) {
           this.abortedCount++;
           this.budget?.refund();
           throw signal.reason;
@@ -427,7 +426,7 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
           subject = await runCall(plan, fn, attemptOptions(options, attempt, budgetMs));
           fulfilled = true;
         } catch (error) {
-          if (signal !== undefined && signal.aborted) throw error; // cancelled: never retried
+          if (signal?.aborted) throw error; // cancelled: never retried
           subject = error;
           fulfilled = false;
         }
@@ -533,7 +532,7 @@ function backoffWait(clock: ResolvedClock, delayMs: number, signal: AbortSignal 
       reject(signal.reason);
       return;
     }
-    let timer: TimerHandle = undefined;
+    let timer: TimerHandle;
     const onAbort = (): void => {
       clock.clearTimer(timer);
       reject(signal.reason);

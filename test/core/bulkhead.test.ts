@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bulkhead } from '../../src/bulkhead/bulkhead';
-import { BulkheadFullError, isBulkheadFullError } from '../../src/errors/index';
+import { type BulkheadFullError, isBulkheadFullError } from '../../src/errors/index';
 import { deferred, flush } from '../helpers/fake-clock';
 
 describe('the bulkhead', () => {

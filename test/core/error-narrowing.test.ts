@@ -86,6 +86,12 @@ describe('PipelineSnapshot.policies', () => {
           return `${s.kind} ${s.maxConcurrent}`;
         case 'timeout':
           return `${s.kind} ${s.timeoutMs}`;
+        case 'retry':
+          return `${s.kind} ${s.maxAttempts}`;
+        default: {
+          const unnamed: never = s; // fails to compile if a kind is missing above
+          return unnamed;
+        }
       }
     });
     expect(read).toEqual(['breaker closed', 'limiter 7', 'bulkhead 3', 'timeout 9']);

@@ -55,7 +55,11 @@ describe('resilientFetch', () => {
     const clock = new FakeClock();
     const spy = spyPolicy(clock);
     let push!: ReadableStreamDefaultController<Uint8Array>;
-    const body = new ReadableStream<Uint8Array>({ start: (c) => void (push = c) });
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => {
+        push = c;
+      },
+    });
     const headers = deferred<Response>();
     const f = resilientFetch(pipeline(spy), { fetch: () => headers.promise });
     const pending = f('https://api.example.com/stream');

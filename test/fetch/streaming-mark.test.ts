@@ -7,7 +7,11 @@ import { spyPolicy } from '../helpers/spy-policy';
 /** A streamed answer the test feeds by hand, token by token, on the fake clock. */
 function scriptedStream() {
   let push!: ReadableStreamDefaultController<Uint8Array>;
-  const body = new ReadableStream<Uint8Array>({ start: (c) => void (push = c) });
+  const body = new ReadableStream<Uint8Array>({
+    start: (c) => {
+      push = c;
+    },
+  });
   const encoder = new TextEncoder();
   return {
     body,
@@ -43,7 +47,7 @@ describe('the streaming example (examples/streaming-mark.ts)', () => {
     clock.advance(19_720); // the stream ends at 65 s
     stream.end();
 
-    expect(await done).toBe('Hel' + 'lo'.repeat(9));
+    expect(await done).toBe(`Hel${'lo'.repeat(9)}`);
     expect(tokens).toHaveLength(10);
     expect(spy.observations).toHaveLength(1);
     expect(spy.observations[0]).toMatchObject({ verdict: 'ok', latencyMs: 280, durationMs: 65_000 });

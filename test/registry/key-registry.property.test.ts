@@ -125,15 +125,15 @@ describe('KeyRegistry under random get / execute / settle / delete sequences', (
           });
           const pending: Pending[] = [];
 
-          /** Starts a call; `valueOf` is read after the registry ran (and maybe created) the key. */
+          /** Starts a call; `readValue` is read after the registry ran (and maybe created) the key. */
           const start = (
-            valueOf: () => ValueModel | undefined,
+            readValue: () => ValueModel | undefined,
             counted: boolean,
             run: (fn: () => Promise<unknown>) => Promise<unknown>,
           ) => {
             const gate = deferred();
             run(() => gate.promise).catch(() => {});
-            const v = valueOf();
+            const v = readValue();
             if (v !== undefined) {
               v.running++;
               if (counted) v.counted++;

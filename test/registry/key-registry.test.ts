@@ -266,7 +266,7 @@ describe('KeyRegistry: full and every key busy', () => {
     const calls = ['a', 'b', 'c'].map((k, i) => registry.execute(k, () => gates[i]!.promise));
     await expect(registry.execute('d', () => 1)).rejects.toBeInstanceOf(TooManyKeysError);
     expect(probes).toBe(0);
-    gates.forEach((g) => g.resolve(undefined));
+    for (const g of gates) g.resolve(undefined);
     await Promise.all(calls);
     registry.get('d');
     expect(probes).toBeGreaterThan(0);

@@ -29,7 +29,7 @@ describe('the LRU list', () => {
   it('moves a touched node to the newest end from the oldest end, the middle, or leaves the newest in place', () => {
     const list = new LruList<Named>();
     const [a, b, c] = [new Named('a'), new Named('b'), new Named('c')];
-    [a, b, c].forEach((n) => list.push(n));
+    for (const n of [a, b, c]) list.push(n);
     list.touch(a);
     expect(names(list)).toEqual(['b', 'c', 'a']);
     list.touch(c);
@@ -42,7 +42,7 @@ describe('the LRU list', () => {
   it('removes nodes from either end and the middle, down to empty', () => {
     const list = new LruList<Named>();
     const [a, b, c] = [new Named('a'), new Named('b'), new Named('c')];
-    [a, b, c].forEach((n) => list.push(n));
+    for (const n of [a, b, c]) list.push(n);
     list.remove(b);
     expect(names(list)).toEqual(['a', 'c']);
     list.remove(a);

@@ -56,6 +56,7 @@ describe('fn misbehaves', () => {
     await expect(p.execute(() => 42)).resolves.toBe(42);
     await expect(p.execute(() => null)).resolves.toBe(null);
     // a thenable-looking object without a function `then` is a plain value too
+    // biome-ignore lint/suspicious/noThenProperty: the subject of the test
     await expect(p.execute(() => ({ then: 3 }))).resolves.toEqual({ then: 3 });
     expect([l.inflight, bh.active]).toEqual([0, 0]);
     expect(b.snapshot().samples).toBe(3);
@@ -65,6 +66,7 @@ describe('fn misbehaves', () => {
     const clock = new FakeClock();
     const { b, l, bh, p } = fullPipeline(clock);
     const twice = {
+      // biome-ignore lint/suspicious/noThenProperty: a rogue thenable is the subject of the test
       then(onFulfilled: (v: string) => void, onRejected: (e: unknown) => void) {
         onFulfilled('first');
         onFulfilled('second');
@@ -73,6 +75,7 @@ describe('fn misbehaves', () => {
     };
     await expect(p.execute(() => twice as unknown as Promise<string>)).resolves.toBe('first');
     const throwing = {
+      // biome-ignore lint/suspicious/noThenProperty: a rogue thenable is the subject of the test
       then() {
         throw new Error('then threw');
       },

@@ -24,7 +24,7 @@ describe('soak: seeded calls through the full pipeline', () => {
         'caller left',
         'resolved',
         'sync fault',
-      ].concat(r.outcomes['ERR_RESILIX_BULKHEAD_FULL'] === undefined ? [] : ['ERR_RESILIX_BULKHEAD_FULL']),
+      ].concat(r.outcomes.ERR_RESILIX_BULKHEAD_FULL === undefined ? [] : ['ERR_RESILIX_BULKHEAD_FULL']),
     );
     expect(r.breakerOpens).toBeGreaterThan(0);
     expect(Object.values(r.outcomes).reduce((a, b) => a + b, 0)).toBe(CALLS);

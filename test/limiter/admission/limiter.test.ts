@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isLimitExceededError } from '../../../src/errors/limit-exceeded-error';
 import type { Permit } from '../../../src/core/ports';
 import type { LimitChange } from '../../../src/limiter/controller';
-import { Limiter, limiter, limiterWithController } from '../../../src/limiter/limiter';
+import { type Limiter, limiter, limiterWithController } from '../../../src/limiter/limiter';
 import { pipeline } from '../../../src/pipeline/pipeline';
 import { timeout } from '../../../src/timeout/timeout';
 import { FakeClock, deferred, flush } from '../../helpers/fake-clock';

@@ -27,7 +27,7 @@ export function lognormalMs(random: Random, medianMs: number, sigma: number): nu
 
 /** Pareto with scale `minimumMs` and shape `alpha` by inversion. */
 export function paretoMs(random: Random, minimumMs: number, alpha: number): number {
-  return minimumMs / Math.pow(1 - random(), 1 / alpha);
+  return minimumMs / (1 - random()) ** (1 / alpha);
 }
 
 export interface LatencyDistribution {

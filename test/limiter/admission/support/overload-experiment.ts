@@ -155,7 +155,7 @@ export function formatRow(r: OverloadResult): string {
     r.shed.toString().padStart(6),
     r.timedOutQueued.toString().padStart(7),
     r.timedOutRunning.toString().padStart(7),
-    (r.wastedUpstreamShare * 100).toFixed(1).padStart(6) + '%',
+    `${(r.wastedUpstreamShare * 100).toFixed(1).padStart(6)}%`,
     r.servedP50Ms.toFixed(0).padStart(6),
     r.servedP99Ms.toFixed(0).padStart(6),
     r.servedMaxMs.toFixed(0).padStart(6),
