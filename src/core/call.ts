@@ -19,6 +19,10 @@ export interface CallContext {
 
 export type CallFn<T> = (context: CallContext) => T | PromiseLike<T>;
 
+/**
+ * Every field may be given as `undefined`, which means absent (adr/0081): a wrapper that forwards
+ * optional values (a retry attempt, `resilientFetch`) builds one object shape with no spreads.
+ */
 export interface ExecuteOptions {
   /**
    * The caller's signal; aborting it cancels the call (verdict `cancelled`). At run time `null` is
@@ -27,16 +31,16 @@ export interface ExecuteOptions {
    * rejects the call with a `TypeError` (a common slip: the `AbortController` instead of its
    * `signal`).
    */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * The call's budget in ms, queueing included: time spent waiting in the limiter's queue is taken
    * from it. Overrides the timeout policy's default; works without a timeout policy too.
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** 1 for an original call, 2+ for retries; passed to `ctx.attempt` and the Observation. */
-  attempt?: number;
+  attempt?: number | undefined;
   /** Classifies this call's outcome; overrides the pipeline's or policy's classifier. */
-  classify?: Classifier;
+  classify?: Classifier | undefined;
 }
 
 /** Anything that runs calls: every policy, and a pipeline of them. */

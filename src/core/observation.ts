@@ -8,6 +8,8 @@ import type { Verdict } from './verdict';
  * A policy must read the Observation during `settle` and keep no reference to it: the call runner
  * reuses one object for every call, so the hot path allocates none (docs/benchmarks.md). Copy the
  * fields you need to keep.
+ *
+ * The optional fields may hold `undefined` (the reused object keeps every field, adr/0081).
  */
 export interface Observation {
   readonly verdict: Verdict;
@@ -18,13 +20,13 @@ export interface Observation {
    */
   readonly latencyMs: number;
   /** Start of the call to settlement. Excludes time spent queued. */
-  readonly durationMs?: number;
+  readonly durationMs?: number | undefined;
   /** Time spent waiting in the limiter's queue before the call started. */
-  readonly queuedMs?: number;
+  readonly queuedMs?: number | undefined;
   /** Calls in flight at this call's admission, itself included. */
-  readonly inflight?: number;
+  readonly inflight?: number | undefined;
   /** The upstream's Retry-After hint, in ms, when it gave one. */
-  readonly retryAfterMs?: number;
+  readonly retryAfterMs?: number | undefined;
   /** The caller's attempt number (1 for an original call, 2+ for retries). */
-  readonly attempt?: number;
+  readonly attempt?: number | undefined;
 }

@@ -20,7 +20,7 @@ export type ResilixErrorCode =
 export interface ResilixErrorOptions {
   cause?: unknown;
   /** A hint for the caller (or an HTTP layer's Retry-After): when capacity may be back, in ms. */
-  retryAfterMs?: number;
+  retryAfterMs?: number | undefined;
 }
 
 /**

@@ -572,7 +572,7 @@ function resolveBudget(
     }
     return value;
   }
-  if (value === undefined) return new RetryBudget({ clock: clockOption });
+  if (value === undefined) return new RetryBudget(clockOption === undefined ? {} : { clock: clockOption });
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TypeError(
       `resilix: retry option "budget" must be a RetryBudget, budget options or false; received ${
@@ -588,7 +588,9 @@ function resolveBudget(
       'resilix: retry option "budget.clock" differs from the retry policy\'s clock; give the clock to retry() only',
     );
   }
-  return new RetryBudget({ ...(value as RetryBudgetOptions), clock: clockOption });
+  // The budget accrues on the retry policy's clock (checked above to be the same as its own, if any).
+  const given = value as RetryBudgetOptions;
+  return new RetryBudget(clockOption === undefined ? given : { ...given, clock: clockOption });
 }
 
 /** A retry policy; see `RetryOptions` for the knobs and their provenance. */

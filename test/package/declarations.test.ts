@@ -46,6 +46,15 @@ export function answer(error: unknown): string {
   return retryAfterHeader(error);
 }
 
+// A wrapper forwards optional values as they are: every ExecuteOptions field and every optional
+// Observation field takes \`undefined\` under exactOptionalPropertyTypes (adr/0081).
+export function forward(signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<number> {
+  return upstream.execute(() => 1, { signal, timeoutMs, attempt: undefined, classify: undefined });
+}
+export function settleLowLevel(retryAfterMs: number | undefined): void {
+  limiter().tryAcquire()?.settle({ verdict: 'ok', latencyMs: 1, retryAfterMs, attempt: undefined });
+}
+
 export function listenBriefly(): void {
   using _sub = breaker().onOpen(() => undefined);
   const sub: Subscription = limiter().onLimitChange(() => undefined);

@@ -106,7 +106,7 @@ describe('KeyRegistry under random get / execute / settle / delete sequences', (
           const overflow = pipeline(bulkhead({ maxConcurrent: Infinity }));
           const registry = new KeyRegistry<Executor>({
             maxKeys,
-            overflow: withOverflow ? overflow : undefined,
+            ...(withOverflow ? { overflow } : {}),
             create: (k) => {
               const reports = Number(k.slice(1)) % 2 === 0;
               const value = reports

@@ -25,7 +25,7 @@ function rig(options: { limit?: number; maxConcurrent?: number; timeoutMs?: numb
     initialLimit: limit,
     minLimit: 1,
     maxLimit: limit,
-    queueOrder: options.queueOrder,
+    ...(options.queueOrder === undefined ? {} : { queueOrder: options.queueOrder }),
   });
   const bh = bulkhead({ maxConcurrent: options.maxConcurrent ?? 10, clock });
   const p = pipeline(b, l, bh, timeout({ timeoutMs: options.timeoutMs ?? 100, clock }));
