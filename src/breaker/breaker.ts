@@ -120,6 +120,8 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
       bulkhead: undefined,
       timeout: undefined,
       classify,
+      observation: undefined,
+      observationInUse: false,
     };
     const now = this.clock.now();
     this.window = new RollingWindow(this.config.windowMs, this.config.buckets, now);

@@ -58,6 +58,8 @@ export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
       bulkhead: this,
       timeout: undefined,
       classify,
+      observation: undefined,
+      observationInUse: false,
     };
   }
 

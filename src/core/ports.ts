@@ -2,6 +2,7 @@ import type { ResolvedClock } from './clock';
 import type { Classifier } from './classify';
 import type { EventChannel } from './events';
 import type { Observation } from './observation';
+import type { Verdict } from './verdict';
 
 /**
  * One admission to the limiter. Settle it exactly once with what the call taught; a second
@@ -69,4 +70,23 @@ export interface CallPlan {
   readonly classify: Classifier | undefined;
   /** Listeners for every settled call's Observation (telemetry); costs nothing when empty. */
   readonly settled?: EventChannel<Observation> | undefined;
+  /**
+   * The Observation this plan's settles fill in and hand to the policies, made at the plan's first
+   * settle and reused: policies read it during settle and keep no reference. Per plan, not per
+   * module (adr/0084). Written by the call runner only.
+   */
+  observation: MutableObservation | undefined;
+  /** True while a settle fills or delivers `observation`; a settle nested inside it makes its own. */
+  observationInUse: boolean;
+}
+
+/** The call runner's reusable Observation: every field present, the optional ones maybe undefined. @internal */
+export interface MutableObservation extends Observation {
+  verdict: Verdict;
+  latencyMs: number;
+  durationMs: number;
+  queuedMs: number;
+  inflight: number;
+  retryAfterMs: number | undefined;
+  attempt: number;
 }

@@ -3,8 +3,7 @@ import { classifyOutcome, runClassifier, type Classification, type Classifier } 
 import type { TimerHandle } from './clock';
 import { reportError } from './events';
 import type { Observation } from './observation';
-import type { Verdict } from './verdict';
-import type { CallPlan, Permit } from './ports';
+import type { CallPlan, MutableObservation, Permit } from './ports';
 import { TimeoutError } from '../errors/timeout-error';
 
 /** A call refused by an inner policy teaches the outer ones nothing (ADR-007). */
@@ -214,22 +213,9 @@ function describeSignal(value: unknown): string {
   return `${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind}`;
 }
 
-interface MutableObservation extends Observation {
-  verdict: Verdict;
-  latencyMs: number;
-  durationMs: number;
-  queuedMs: number;
-  inflight: number;
-  retryAfterMs: number | undefined;
-  attempt: number;
-}
-
-function newScratch(): MutableObservation {
+function newObservation(): MutableObservation {
   return { verdict: 'ok', latencyMs: 0, durationMs: 0, queuedMs: 0, inflight: 0, retryAfterMs: undefined, attempt: 1 };
 }
-
-const scratch = newScratch();
-let scratchInUse = false;
 
 /**
  * What only a call raced against a deadline or a caller signal needs. Kept apart so that the
@@ -516,11 +502,16 @@ class InFlightCall<T> implements CallContext {
     const timedOut = this.state === TIMED_OUT_STATE;
     this.state = SETTLED;
     const bulkhead = plan.bulkhead;
-    // Policies read an Observation during settle and keep nothing, so one object serves every
-    // call; a settle nested inside another (a listener that runs a call) gets its own.
-    const observation = scratchInUse ? newScratch() : scratch;
-    const reused = observation === scratch;
-    scratchInUse = true;
+    // Policies read an Observation during settle and keep nothing, so one object per plan serves
+    // every call of the plan (adr/0084); a settle nested inside another (a listener that runs a
+    // call through the same plan) gets its own.
+    const reused = !plan.observationInUse;
+    let observation = plan.observation;
+    if (observation === undefined || !reused) {
+      observation = newObservation();
+      if (reused) plan.observation = observation;
+    }
+    plan.observationInUse = true;
     try {
       observation.verdict = classification.verdict;
       observation.latencyMs = (this.markedAt === this.markedAt ? this.markedAt : now) - this.startedAt;
@@ -535,7 +526,7 @@ class InFlightCall<T> implements CallContext {
       const settled = plan.settled;
       if (settled !== undefined && settled.size > 0) settled.emit(observation);
     } finally {
-      if (reused) scratchInUse = false;
+      if (reused) plan.observationInUse = false;
     }
   }
 }

@@ -136,7 +136,16 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
     const random = functionOption<() => number>('limiter', 'random', o.random) ?? Math.random;
     const classify = functionOption<Classifier>('limiter', 'classify', o.classify);
     super({ clock, controller, queueing, queueOrder, random });
-    this.plan = { clock, breaker: undefined, limiter: this, bulkhead: undefined, timeout: undefined, classify };
+    this.plan = {
+      clock,
+      breaker: undefined,
+      limiter: this,
+      bulkhead: undefined,
+      timeout: undefined,
+      classify,
+      observation: undefined,
+      observationInUse: false,
+    };
   }
 
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {

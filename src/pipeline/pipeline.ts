@@ -75,6 +75,8 @@ export class Pipeline implements Executor {
       timeout: byKind.timeout?.port as TimeoutPort | undefined,
       classify: functionOption<Classifier>('pipeline', 'classify', options.classify),
       settled: this.settled,
+      observation: undefined,
+      observationInUse: false,
     };
     this.retry = byKind.retry?.port as RetryPort | undefined;
   }

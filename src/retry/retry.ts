@@ -172,6 +172,8 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
       bulkhead: undefined,
       timeout: undefined,
       classify: this.classifier,
+      observation: undefined,
+      observationInUse: false,
     };
   }
 

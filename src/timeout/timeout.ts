@@ -51,6 +51,8 @@ export class TimeoutPolicy implements Policy<TimeoutSnapshot>, TimeoutPort {
       bulkhead: undefined,
       timeout: this,
       classify,
+      observation: undefined,
+      observationInUse: false,
     };
   }
 

@@ -175,6 +175,39 @@ describe('pipeline.onSettle', () => {
     ]);
   });
 
+  it('hands every call of one pipeline the same Observation object, and another pipeline its own', async () => {
+    const a = pipeline(bulkhead({ maxConcurrent: 2 }));
+    const b = pipeline(bulkhead({ maxConcurrent: 2 }));
+    const heard: Array<{ from: string; observation: object }> = [];
+    a.onSettle((observation) => heard.push({ from: 'a', observation }));
+    b.onSettle((observation) => heard.push({ from: 'b', observation }));
+    await a.execute(() => 1);
+    await a.execute(() => 2);
+    await b.execute(() => 3);
+    expect(heard.map((h) => h.from)).toEqual(['a', 'a', 'b']);
+    expect(heard[1]?.observation).toBe(heard[0]?.observation);
+    expect(heard[2]?.observation).not.toBe(heard[0]?.observation);
+  });
+
+  it('gives a call settled inside a settle listener of the same pipeline its own Observation', async () => {
+    const p = pipeline(bulkhead({ maxConcurrent: 2 }));
+    const heard: Array<{ verdict: string; latencyMs: number; observation: object }> = [];
+    let nested = false;
+    p.onSettle((observation) => {
+      if (!nested) {
+        nested = true;
+        // A synchronous fn settles within this execute, inside the outer settle.
+        p.execute(() => {
+          throw new Error('inner');
+        }).catch(() => {});
+      }
+      heard.push({ verdict: observation.verdict, latencyMs: observation.latencyMs, observation });
+    });
+    await p.execute(() => 'outer');
+    expect(heard.map((h) => h.verdict)).toEqual(['failure', 'ok']);
+    expect(heard[0]?.observation).not.toBe(heard[1]?.observation);
+  });
+
   it('refuses unknown pipeline options', () => {
     expect(() => pipeline(bulkhead({ maxConcurrent: 1 }), { clasify: () => 'ok' } as never)).toThrowError(
       /pipeline has no option "clasify"; did you mean "classify"\?/,

@@ -26,6 +26,8 @@ export function spyPolicy(clock?: Clock): Policy & { observations: Observation[]
           bulkhead: undefined,
           timeout: undefined,
           classify: undefined,
+          observation: undefined,
+          observationInUse: false,
         },
         fn as never,
         options,

@@ -101,6 +101,8 @@ describe('queue wait counts against the caller deadline', () => {
         bulkhead: undefined,
         timeout: withTimeoutPolicy ? policy : undefined,
         classify: undefined,
+        observation: undefined,
+        observationInUse: false,
       };
       return { plan: p, fake, admission, policy };
     }
@@ -158,6 +160,8 @@ describe('queue wait counts against the caller deadline', () => {
         bulkhead: undefined,
         timeout: undefined,
         classify: undefined,
+        observation: undefined,
+        observationInUse: false,
       };
       const first = deferred<string>();
       const running = runCall(p, () => first.promise, { timeoutMs: 1_000 });
