@@ -17,18 +17,18 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { breaker } from '../src/breaker/breaker';
-import { bulkhead } from '../src/bulkhead/bulkhead';
-import type { Executor } from '../src/core/call';
-import type { Clock } from '../src/core/clock';
-import { limiter } from '../src/limiter/limiter';
-import { pipeline } from '../src/pipeline/pipeline';
-import { KeyRegistry } from '../src/registry/key-registry';
-import { MedianFilter } from '../src/stats/median-filter';
-import { RollingCorrelation } from '../src/stats/rolling-correlation';
-import { WindowQuantile } from '../src/stats/window-quantile';
-import { originKey } from '../src/registry/origin-key';
-import { timeout } from '../src/timeout/timeout';
+import {
+  breaker,
+  bulkhead,
+  type Clock,
+  type Executor,
+  KeyRegistry,
+  limiter,
+  originKey,
+  pipeline,
+  timeout,
+} from '../src/index';
+import { MedianFilter, RollingCorrelation, WindowQuantile } from '../src/internal';
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const COUNTS = (process.env.COUNTS ?? '1000,10000').split(',').map(Number);

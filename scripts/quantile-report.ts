@@ -10,8 +10,15 @@
  */
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
-import type { QuantileEstimator } from '../src/stats';
-import { Ewma, MedianFilter, P2Quantile, RollingCorrelation, SortedRing, WindowQuantile } from '../src/stats';
+import {
+  Ewma,
+  MedianFilter,
+  P2Quantile,
+  type QuantileEstimator,
+  RollingCorrelation,
+  SortedRing,
+  WindowQuantile,
+} from '../src/internal';
 import { DISTRIBUTIONS, exactQuantile, lognormalMs, mulberry32 } from '../test/stats/support/latency-samples';
 
 /** p90: Envoy's and Uber's default, independently (spec 6). */

@@ -1,8 +1,7 @@
 import { resolveClock, type Clock } from '../../src/core/clock';
 import type { Observation } from '../../src/core/observation';
 import type { Policy } from '../../src/core/policy';
-import type { BreakerPort } from '../../src/core/ports';
-import { runCall } from '../../src/core/run-call';
+import { type BreakerPort, runCall } from '../../src/internal';
 
 /**
  * A breaker-position policy that admits everything and records every Observation it is given:

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveClock } from '../../../src/core/clock';
-import type { CallPlan } from '../../../src/core/ports';
-import { runCall } from '../../../src/core/run-call';
 import { isTimeoutError, type TimeoutError } from '../../../src/errors/timeout-error';
-import { Admission } from '../../../src/limiter/admission';
+import { Admission, type CallPlan, runCall } from '../../../src/internal';
 import { timeout } from '../../../src/timeout/timeout';
 import { FakeClock, deferred, flush } from '../../helpers/fake-clock';
 import { OK, enqueue, fill, harness, type Outcome } from './support/admission-harness';

@@ -1,7 +1,8 @@
 import { resolveClock, type Clock } from '../../../../src/core/clock';
 import type { Observation } from '../../../../src/core/observation';
 import type { Permit } from '../../../../src/core/ports';
-import { Admission, type QueueingConfig } from '../../../../src/limiter/admission';
+import type { QueueingConfig } from '../../../../src/index';
+import { Admission } from '../../../../src/internal';
 import type { QueueOrder } from '../../../../src/limiter/wait-queue';
 import { FakeClock } from '../../../helpers/fake-clock';
 import { StandInController } from './stand-in-controller';

@@ -1,6 +1,5 @@
-import { EventChannel } from '../../../../src/core/events';
-import type { Observation } from '../../../../src/core/observation';
-import type { LimitChange, LimitController, LimitControllerSnapshot } from '../../../../src/limiter/controller';
+import type { LimitChange, LimitControllerSnapshot, Observation } from '../../../../src/index';
+import { EventChannel, type LimitController } from '../../../../src/internal';
 
 export interface ObserveCall {
   observation: Observation;
