@@ -25,8 +25,3 @@ export const VERDICTS: readonly Verdict[] = Object.freeze([
 export function isVerdict(value: unknown): value is Verdict {
   return typeof value === 'string' && (VERDICTS as readonly string[]).includes(value);
 }
-
-/** True when the upstream took part in the call (its latency means something). */
-export function reachedUpstream(verdict: Verdict): boolean {
-  return verdict !== 'rejected' && verdict !== 'cancelled';
-}

@@ -11,6 +11,10 @@ import { requireQuantile } from './validate';
  * the middle marker's height. Guarantees, tested as properties: the estimate lies within
  * [min, max] of the values added and marker heights stay non-decreasing. Allocates nothing
  * after construction (one Float64Array of 10).
+ *
+ * Not used by the library: the limiter's window uses WindowQuantile. Kept as the comparison
+ * baseline of adr/0016 (scripts/quantile-report.ts, asserted in test/stats/quantile-report.test.ts)
+ * so that docs/quantiles.md can be regenerated (adr/0082).
  */
 export class P2Quantile implements QuantileEstimator {
   readonly quantile: number;

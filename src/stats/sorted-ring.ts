@@ -24,6 +24,10 @@ export interface SortedRingOptions {
  * One Float64Array of 2 x capacity: the sorted values in the first half (for the answer), the
  * same values in arrival order in the second (to know which one leaves). Each add is
  * O(capacity) shifting, with no allocation after construction.
+ *
+ * Not used by the library: the limiter's window uses WindowQuantile. Kept as the comparison
+ * baseline of adr/0016 (scripts/quantile-report.ts, asserted in test/stats/quantile-report.test.ts)
+ * so that docs/quantiles.md can be regenerated (adr/0082).
  */
 export class SortedRing implements QuantileEstimator {
   readonly quantile: number;
