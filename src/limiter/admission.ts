@@ -1,21 +1,17 @@
-import type { ResolvedClock, TimerHandle } from '../core/clock';
+import type { ResolvedClock } from '../core/clock';
 import type { Observation } from '../core/observation';
 import type { LimiterPort, Permit } from '../core/ports';
 import { LimitExceededError } from '../errors/limit-exceeded-error';
 import { TimeoutError } from '../errors/timeout-error';
-import { reportError, type Listener, type Subscription } from '../core/events';
+import type { Listener, Subscription } from '../core/events';
 import type { LimitChange, LimitController } from './controller';
-import { QueueNode, WaitQueue, type QueueOrder } from './wait-queue';
+import { PooledPermit, type PermitOwner } from './permit';
+import { mustShed, type QueueingConfig } from './queue-zones';
+import { DRAIN_WINDOW_MS, retryHintMs, smoothDrainRate } from './retry-hint';
+import { arm, CLAIMED, disarm, HANDED, isGone, LEFT, QUEUED, Waiter, type WaiterHost } from './waiter';
+import { WaitQueue, type QueueOrder } from './wait-queue';
 
-/**
- * The queue's bounds as factors of the limit L, counting calls running plus waiting (spec §7,
- * failsafe-go's shape): below L run at once; up to `initialFactor`·L wait; up to `maxFactor`·L
- * wait with a rejection probability rising linearly from 0 to 1; from `maxFactor`·L reject all.
- */
-export interface QueueingConfig {
-  readonly initialFactor: number;
-  readonly maxFactor: number;
-}
+export type { QueueingConfig } from './queue-zones';
 
 export interface AdmissionConfig {
   readonly clock: ResolvedClock;
@@ -47,109 +43,14 @@ export interface AdmissionCounters {
 }
 
 /**
- * Drain-rate window for the retry hint. Ours: long enough to hold several completions at typical
- * API latencies (100 ms - 1 s), short enough to follow a change of pace within a few seconds.
- */
-const DRAIN_WINDOW_MS = 1_000;
-/** EWMA weight of the newest drain window. Ours: halves the weight of history every window. */
-const DRAIN_SMOOTHING = 0.5;
-/**
- * Ceiling on the retry hint. Ours: past a minute the estimate says "much later", not when, and an
- * HTTP client honouring Retry-After should not be parked longer on a guess.
- */
-const MAX_RETRY_AFTER_MS = 60_000;
-
-/**
- * A waiter's one timer fires at its deadline or after this long, whichever is sooner, and is
- * re-armed until the waiter leaves (ADR-0043). Ours: in Cloudflare Workers a request that awaits
- * a promise with no timer or I/O of its own is cancelled as hung, and a cancelled request's timers
- * never fire; the beat keeps the waiter's request alive and proves that it is. At most one timer
- * event a second per waiter, and only while it waits.
- */
-const HEARTBEAT_MS = 1_000;
-/**
- * A waiter whose heartbeat is this late is taken to be gone (its request was cancelled with its
- * timers) and leaves the queue, or gives back the slot it was handed. Ours: ten missed beats, far
- * beyond timer jitter, while bounding how long a ghost holds a place or a slot.
- */
-const STALE_AFTER_MS = 10 * HEARTBEAT_MS;
-
-/**
- * A pooled permit (ADR-0041). Settling returns it to its limiter's free list, so tryAcquire +
- * settle allocate nothing in steady state; a second settle before reuse is a no-op. A holder must
- * drop its reference after settling: once reused, the same object is someone else's permit.
- */
-class PooledPermit implements Permit {
-  inflight = 0;
-  /** @internal */
-  active = false;
-  /** @internal */
-  nextFree: PooledPermit | undefined = undefined;
-
-  constructor(private readonly owner: Admission) {}
-
-  settle(observation: Observation, now?: number): void {
-    if (!this.active) return;
-    this.active = false;
-    this.owner.release(this, observation, now);
-  }
-}
-
-const QUEUED = 0;
-/** Handed a slot by a settle (or resize), not yet claimed in its own context. */
-const HANDED = 1;
-const CLAIMED = 2;
-const LEFT = 3;
-type WaiterState = typeof QUEUED | typeof HANDED | typeof CLAIMED | typeof LEFT;
-
-/**
- * One call waiting for a slot. Its timer (a heartbeat, and at the end its deadline) and its abort
- * listener live only while it waits.
- */
-class Waiter extends QueueNode {
-  state: WaiterState = QUEUED;
-  permit: PooledPermit | undefined = undefined;
-  timer: TimerHandle = undefined;
-  hasTimer = false;
-  /** The armed timer is the deadline itself (not a heartbeat). */
-  timerIsDeadline = false;
-  /** Clock time of the last heartbeat (the enqueue time to begin with). */
-  beatAt: number;
-  /** Why a handed slot was taken back before the waiter claimed it. */
-  failure: unknown = undefined;
-  resolve!: () => void;
-  reject!: (reason: unknown) => void;
-
-  constructor(
-    private readonly admission: Admission,
-    readonly signal: AbortSignal | undefined,
-    readonly deadlineAt: number,
-    readonly budgetMs: number,
-    enqueuedAt: number,
-  ) {
-    super();
-    this.beatAt = enqueuedAt;
-  }
-
-  readonly onTimer = (): void => {
-    this.hasTimer = false;
-    this.admission.waiterTimer(this);
-  };
-
-  readonly onAbort = (): void => {
-    this.admission.waiterAborted(this);
-  };
-
-  /** Runs in the waiter's own continuation, so its request's context (ADR-0043). */
-  readonly claim = (): Permit => this.admission.claim(this);
-}
-
-/**
  * The enforcing half of the limiter (DESIGN.md §5): the in-flight counter, the permit pool, the
- * factor-based queue and the zone decision. It knows nothing about Vegas: the limit comes from a
- * `LimitController`, which learns from every settle.
+ * factor-based queue and its waiters' moves between queued, handed, claimed and left. It knows
+ * nothing about Vegas: the limit comes from a `LimitController`, which learns from every settle.
+ * Its parts with reasons of their own to change live beside it: the pooled permit (./permit,
+ * ADR-0041), a waiter, its heartbeat and its timer (./waiter, ADR-0043), the zone decision
+ * (./queue-zones, spec §7) and the retry hint's arithmetic (./retry-hint, ADR-0042).
  */
-export class Admission implements LimiterPort {
+export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   /** @internal The clock every read of time goes through. */
   readonly clock: ResolvedClock;
   protected readonly controller: LimitController;
@@ -240,7 +141,7 @@ export class Admission implements LimiterPort {
       this.queueTimeouts++;
       return Promise.reject(new TimeoutError({ timeoutMs: budgetMs, queued: true }));
     }
-    if (this.mustShed()) {
+    if (mustShed(this.queueing, this.limitNow, this.inflightCount + this.queue.size, this.random)) {
       this.shedCount++;
       return Promise.reject(this.limitExceeded(now));
     }
@@ -251,7 +152,7 @@ export class Admission implements LimiterPort {
     });
     this.queue.push(waiter);
     try {
-      this.arm(waiter, now);
+      arm(this.clock, waiter, now);
       signal?.addEventListener('abort', waiter.onAbort);
     } catch (error) {
       // The clock cannot arm its timer or the signal refused a listener: a waiter without them
@@ -317,7 +218,7 @@ export class Admission implements LimiterPort {
     if (waiter.state !== HANDED) throw waiter.failure;
     this.handed.remove(waiter);
     waiter.state = CLAIMED;
-    this.disarm(waiter);
+    disarm(this.clock, waiter);
     const permit = waiter.permit!;
     waiter.permit = undefined;
     return permit;
@@ -333,7 +234,7 @@ export class Admission implements LimiterPort {
       const now = this.clock.now();
       waiter.beatAt = now;
       try {
-        this.arm(waiter, now);
+        arm(this.clock, waiter, now);
       } catch (error) {
         // No next beat means no deadline: the waiter leaves now, with the clock's error.
         this.abandon(waiter, error);
@@ -390,23 +291,6 @@ export class Admission implements LimiterPort {
     };
   }
 
-  /**
-   * The zone decision for a call that cannot run at once, with n = running + waiting (the
-   * arrival not counted): queue below initialFactor·L, shed from maxFactor·L, and in between
-   * shed with probability (n - initialFactor·L) / ((maxFactor - initialFactor)·L).
-   */
-  private mustShed(): boolean {
-    const queueing = this.queueing;
-    if (queueing === undefined) return true;
-    const limit = this.limitNow;
-    const n = this.inflightCount + this.queue.size;
-    const rejectAllFrom = queueing.maxFactor * limit;
-    if (n >= rejectAllFrom) return true;
-    const rejectFrom = queueing.initialFactor * limit;
-    if (n < rejectFrom) return false;
-    return this.random() < (n - rejectFrom) / (rejectAllFrom - rejectFrom);
-  }
-
   private takePermit(): PooledPermit {
     let permit = this.freePermits;
     if (permit === undefined) permit = new PooledPermit(this);
@@ -428,11 +312,7 @@ export class Admission implements LimiterPort {
     if (queue.size === 0) return;
     // In LIFO order the oldest waiters are served last; sweep the dead ones so they do not hold
     // places (and push later arrivals into the rejection zone) until their lost timers would fire.
-    for (
-      let oldest = queue.peekOldest();
-      oldest !== undefined && this.isGone(oldest, now);
-      oldest = queue.peekOldest()
-    ) {
+    for (let oldest = queue.peekOldest(); oldest !== undefined && isGone(oldest, now); oldest = queue.peekOldest()) {
       queue.remove(oldest);
       this.dropGone(oldest, now);
     }
@@ -440,22 +320,9 @@ export class Admission implements LimiterPort {
       const waiter = queue.take();
       if (waiter === undefined) return;
       // Out of budget (or gone): a slot would buy it nothing, so it leaves without one.
-      if (this.isGone(waiter, now)) this.dropGone(waiter, now);
+      if (isGone(waiter, now)) this.dropGone(waiter, now);
       else this.handOff(waiter);
     }
-  }
-
-  /** One timer per waiter: the next heartbeat, or the deadline when that comes first. */
-  private arm(waiter: Waiter, now: number): void {
-    const remainingMs = waiter.deadlineAt - now;
-    waiter.timerIsDeadline = remainingMs <= HEARTBEAT_MS;
-    waiter.timer = this.clock.setTimer(waiter.onTimer, waiter.timerIsDeadline ? remainingMs : HEARTBEAT_MS);
-    waiter.hasTimer = true;
-  }
-
-  /** Past its deadline, or its heartbeat silent for STALE_AFTER_MS (its request is gone). */
-  private isGone(waiter: Waiter, now: number): boolean {
-    return waiter.deadlineAt <= now || now - waiter.beatAt >= STALE_AFTER_MS;
   }
 
   /** Why a gone waiter leaves; counts it. */
@@ -492,7 +359,7 @@ export class Admission implements LimiterPort {
     let waiter = this.handed.peekOldest();
     while (waiter !== undefined) {
       const next = this.handed.after(waiter);
-      if (this.isGone(waiter, now)) this.takeBack(waiter, this.goneReason(waiter, now));
+      if (isGone(waiter, now)) this.takeBack(waiter, this.goneReason(waiter, now));
       waiter = next;
     }
   }
@@ -502,7 +369,7 @@ export class Admission implements LimiterPort {
     this.handed.remove(waiter);
     waiter.state = LEFT;
     waiter.failure = failure;
-    this.disarm(waiter);
+    disarm(this.clock, waiter);
     const permit = waiter.permit!;
     waiter.permit = undefined;
     permit.active = false;
@@ -518,7 +385,7 @@ export class Admission implements LimiterPort {
 
   private leave(waiter: Waiter, reason: unknown): void {
     waiter.state = LEFT;
-    this.disarm(waiter);
+    disarm(this.clock, waiter);
     waiter.reject(reason);
   }
 
@@ -529,31 +396,6 @@ export class Admission implements LimiterPort {
       this.leave(waiter, error);
     } else if (waiter.state === HANDED) {
       this.takeBack(waiter, error);
-    }
-  }
-
-  /**
-   * Clears the waiter's timer and removes its abort listener. Both call code that is not ours (the
-   * clock, the caller's signal): a throw is reported and the waiter leaves regardless. A timer or
-   * listener left behind finds the waiter gone and does nothing.
-   */
-  private disarm(waiter: Waiter): void {
-    if (waiter.hasTimer) {
-      waiter.hasTimer = false;
-      try {
-        this.clock.clearTimer(waiter.timer);
-      } catch (error) {
-        reportError(error, 'clock.clearTimer() threw; the queue carried on');
-      }
-    }
-    waiter.timer = undefined;
-    const signal = waiter.signal;
-    if (signal !== undefined) {
-      try {
-        signal.removeEventListener('abort', waiter.onAbort);
-      } catch (error) {
-        reportError(error, "the caller's signal threw from removeEventListener; the queue carried on");
-      }
     }
   }
 
@@ -572,8 +414,7 @@ export class Admission implements LimiterPort {
     const start = this.drainWindowStart;
     if (start !== -Infinity) {
       const rate = (completed - this.drainWindowBase) / (now - start);
-      const previous = this.drainRatePerMs;
-      this.drainRatePerMs = previous !== previous ? rate : previous + DRAIN_SMOOTHING * (rate - previous);
+      this.drainRatePerMs = smoothDrainRate(this.drainRatePerMs, rate);
     }
     this.drainWindowStart = now;
     this.drainWindowBase = completed;
@@ -594,7 +435,7 @@ export class Admission implements LimiterPort {
       ratePerMs = counted / elapsed;
     }
     const ahead = Math.max(1, this.inflightCount + this.queue.size - this.limitNow + 1);
-    return Math.min(MAX_RETRY_AFTER_MS, Math.max(1, Math.ceil(ahead / ratePerMs)));
+    return retryHintMs(ahead, ratePerMs);
   }
 
   private limitExceeded(now: number): LimitExceededError {

@@ -1,0 +1,28 @@
+import type { Observation } from '../core/observation';
+import type { Permit } from '../core/ports';
+
+/** What a pooled permit goes back to when it is settled: its limiter's admission. */
+export interface PermitOwner {
+  release(permit: PooledPermit, observation: Observation, at: number | undefined): void;
+}
+
+/**
+ * A pooled permit (ADR-0041). Settling returns it to its limiter's free list, so tryAcquire +
+ * settle allocate nothing in steady state; a second settle before reuse is a no-op. A holder must
+ * drop its reference after settling: once reused, the same object is someone else's permit.
+ */
+export class PooledPermit implements Permit {
+  inflight = 0;
+  /** @internal */
+  active = false;
+  /** @internal */
+  nextFree: PooledPermit | undefined = undefined;
+
+  constructor(private readonly owner: PermitOwner) {}
+
+  settle(observation: Observation, now?: number): void {
+    if (!this.active) return;
+    this.active = false;
+    this.owner.release(this, observation, now);
+  }
+}

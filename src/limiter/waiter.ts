@@ -1,0 +1,114 @@
+import type { ResolvedClock, TimerHandle } from '../core/clock';
+import { reportError } from '../core/events';
+import type { Permit } from '../core/ports';
+import type { PooledPermit } from './permit';
+import { QueueNode } from './wait-queue';
+
+/**
+ * A waiter's one timer fires at its deadline or after this long, whichever is sooner, and is
+ * re-armed until the waiter leaves (ADR-0043). Ours: in Cloudflare Workers a request that awaits
+ * a promise with no timer or I/O of its own is cancelled as hung, and a cancelled request's timers
+ * never fire; the beat keeps the waiter's request alive and proves that it is. At most one timer
+ * event a second per waiter, and only while it waits.
+ */
+const HEARTBEAT_MS = 1_000;
+/**
+ * A waiter whose heartbeat is this late is taken to be gone (its request was cancelled with its
+ * timers) and leaves the queue, or gives back the slot it was handed. Ours: ten missed beats, far
+ * beyond timer jitter, while bounding how long a ghost holds a place or a slot.
+ */
+const STALE_AFTER_MS = 10 * HEARTBEAT_MS;
+
+export const QUEUED = 0;
+/** Handed a slot by a settle (or resize), not yet claimed in its own context. */
+export const HANDED = 1;
+export const CLAIMED = 2;
+export const LEFT = 3;
+type WaiterState = typeof QUEUED | typeof HANDED | typeof CLAIMED | typeof LEFT;
+
+/** What a waiter's timer, abort listener and claim call back into: the admission it waits in. */
+export interface WaiterHost {
+  waiterTimer(waiter: Waiter): void;
+  waiterAborted(waiter: Waiter): void;
+  claim(waiter: Waiter): Permit;
+}
+
+/**
+ * One call waiting for a slot. Its timer (a heartbeat, and at the end its deadline) and its abort
+ * listener live only while it waits.
+ */
+export class Waiter extends QueueNode {
+  state: WaiterState = QUEUED;
+  permit: PooledPermit | undefined = undefined;
+  timer: TimerHandle = undefined;
+  hasTimer = false;
+  /** The armed timer is the deadline itself (not a heartbeat). */
+  timerIsDeadline = false;
+  /** Clock time of the last heartbeat (the enqueue time to begin with). */
+  beatAt: number;
+  /** Why a handed slot was taken back before the waiter claimed it. */
+  failure: unknown = undefined;
+  resolve!: () => void;
+  reject!: (reason: unknown) => void;
+
+  constructor(
+    private readonly admission: WaiterHost,
+    readonly signal: AbortSignal | undefined,
+    readonly deadlineAt: number,
+    readonly budgetMs: number,
+    enqueuedAt: number,
+  ) {
+    super();
+    this.beatAt = enqueuedAt;
+  }
+
+  readonly onTimer = (): void => {
+    this.hasTimer = false;
+    this.admission.waiterTimer(this);
+  };
+
+  readonly onAbort = (): void => {
+    this.admission.waiterAborted(this);
+  };
+
+  /** Runs in the waiter's own continuation, so its request's context (ADR-0043). */
+  readonly claim = (): Permit => this.admission.claim(this);
+}
+
+/** One timer per waiter: the next heartbeat, or the deadline when that comes first. */
+export function arm(clock: ResolvedClock, waiter: Waiter, now: number): void {
+  const remainingMs = waiter.deadlineAt - now;
+  waiter.timerIsDeadline = remainingMs <= HEARTBEAT_MS;
+  waiter.timer = clock.setTimer(waiter.onTimer, waiter.timerIsDeadline ? remainingMs : HEARTBEAT_MS);
+  waiter.hasTimer = true;
+}
+
+/** Past its deadline, or its heartbeat silent for STALE_AFTER_MS (its request is gone). */
+export function isGone(waiter: Waiter, now: number): boolean {
+  return waiter.deadlineAt <= now || now - waiter.beatAt >= STALE_AFTER_MS;
+}
+
+/**
+ * Clears the waiter's timer and removes its abort listener. Both call code that is not ours (the
+ * clock, the caller's signal): a throw is reported and the waiter leaves regardless. A timer or
+ * listener left behind finds the waiter gone and does nothing.
+ */
+export function disarm(clock: ResolvedClock, waiter: Waiter): void {
+  if (waiter.hasTimer) {
+    waiter.hasTimer = false;
+    try {
+      clock.clearTimer(waiter.timer);
+    } catch (error) {
+      reportError(error, 'clock.clearTimer() threw; the queue carried on');
+    }
+  }
+  waiter.timer = undefined;
+  const signal = waiter.signal;
+  if (signal !== undefined) {
+    try {
+      signal.removeEventListener('abort', waiter.onAbort);
+    } catch (error) {
+      reportError(error, "the caller's signal threw from removeEventListener; the queue carried on");
+    }
+  }
+}
