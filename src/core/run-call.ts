@@ -4,6 +4,7 @@ import type { TimerHandle } from './clock';
 import { reportError } from './events';
 import type { Observation } from './observation';
 import type { CallPlan, MutableObservation, Permit } from './ports';
+import { describeSignal, describeValue, readAborted } from './caller-input';
 import { TimeoutError } from '../errors/timeout-error';
 
 /** A call refused by an inner policy teaches the outer ones nothing (ADR-007). */
@@ -188,29 +189,6 @@ function runAdmitted<T>(
     timeoutMs,
   );
   return call.start(fn);
-}
-
-/** `signal.aborted`, or false when reading it throws (the caller's signal is not ours to trust). */
-function readAborted(signal: AbortSignal): boolean {
-  try {
-    return signal.aborted === true;
-  } catch {
-    return false;
-  }
-}
-
-function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'object' || typeof value === 'function') return typeof value;
-  return String(value);
-}
-
-/** "an AbortController" (the easy slip: the controller instead of its signal), "a Foo", "5". */
-function describeSignal(value: unknown): string {
-  if (typeof value !== 'object' && typeof value !== 'function') return describeValue(value);
-  const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
-  const kind = typeof name === 'string' && name !== '' ? name : 'object';
-  return `${/^[aeiou]/i.test(kind) ? 'an' : 'a'} ${kind}`;
 }
 
 function newObservation(): MutableObservation {
