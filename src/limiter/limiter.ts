@@ -27,12 +27,13 @@ import type { QueueOrder } from './wait-queue';
 export interface QueueingOptions {
   /**
    * Calls running plus waiting up to `initialFactor`·limit wait without any rejection.
-   * Default 2: failsafe-go `WithQueueing(2, 3)` (spec §6). At least 1.
+   * Default 2: the spec's shape (§6, §7), failsafe-go's `WithQueueing(2, 3)` numbers counted on
+   * running plus waiting (failsafe-go counts waiters only: adr/0008). At least 1.
    */
   initialFactor?: number;
   /**
    * From `maxFactor`·limit every call is rejected; between the two factors the rejection
-   * probability rises linearly from 0 to 1. Default 3 (failsafe-go), or `initialFactor + 1` when
+   * probability rises linearly from 0 to 1. Default 3 (the spec's), or `initialFactor + 1` when
    * that is larger (ours: keeps the gradual zone one limit wide, as in the default shape).
    */
   maxFactor?: number;
@@ -41,8 +42,9 @@ export interface QueueingOptions {
 export type LimiterOptions = ControlOptions & {
   clock?: Clock;
   /**
-   * Factor-based queueing (spec §7, ADR-008). `false` turns it off: a call that cannot run at
-   * once is rejected. Default `{ initialFactor: 2, maxFactor: 3 }` (failsafe-go).
+   * Factor-based queueing (spec §7, adr/0008). `false` turns it off: a call that cannot run at
+   * once is rejected. Default `{ initialFactor: 2, maxFactor: 3 }` (the spec's shape, on running
+   * plus waiting; adr/0008 says how that differs from failsafe-go's).
    */
   queueing?: QueueingOptions | boolean;
   /**
@@ -70,7 +72,7 @@ export interface LimiterSnapshot extends ControlLoopSnapshot, AdmissionCounters 
   readonly queueOrder: QueueOrder;
 }
 
-/** failsafe-go `WithQueueing(2, 3)`, the spec's default (§6). */
+/** The spec's default (§6, §7): failsafe-go's numbers, counted on running plus waiting (adr/0008). */
 const DEFAULT_INITIAL_FACTOR = 2;
 const DEFAULT_MAX_FACTOR = 3;
 /** Ours, decided by the experiment in adr/0040-queue-order-lifo.md. */

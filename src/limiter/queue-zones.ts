@@ -1,6 +1,6 @@
 /**
- * The queue's bounds as factors of the limit L, counting calls running plus waiting (spec §7,
- * failsafe-go's shape): below L run at once; up to `initialFactor`·L wait; up to `maxFactor`·L
+ * The queue's bounds as factors of the limit L, counting calls running plus waiting (spec §7;
+ * failsafe-go counts waiters only, adr/0008): below L run at once; up to `initialFactor`·L wait; up to `maxFactor`·L
  * wait with a rejection probability rising linearly from 0 to 1; from `maxFactor`·L reject all.
  */
 export interface QueueingConfig {

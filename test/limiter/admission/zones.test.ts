@@ -143,3 +143,37 @@ async function settleOf(call: { outcome: { status: string } }): Promise<{ status
   await flush();
   return call.outcome;
 }
+
+describe("failsafe-go's queue depth: its (2, 3) counts waiters, ours counts running plus waiting (adr/0008)", () => {
+  it('lets 20 calls wait behind a full limit of 10 without asking the coin with (3, 4), as failsafe-go (2, 3) does', async () => {
+    const { admission, coin } = scripted(10, { initialFactor: 3, maxFactor: 4 });
+    coin.value = 0;
+    fill(admission, 10);
+    const calls = Array.from({ length: 20 }, () => enqueue(admission));
+    await flush();
+    expect(admission.queued).toBe(20);
+    expect(calls.every((call) => call.outcome.status === 'pending')).toBe(true);
+    expect(coin.asked).toBe(0);
+  });
+
+  it('sheds every call from 30 waiters with (3, 4), as failsafe-go (2, 3) does', async () => {
+    const { admission, coin, queueTo } = scripted(10, { initialFactor: 3, maxFactor: 4 });
+    queueTo(40);
+    coin.asked = 0;
+    const shed = enqueue(admission);
+    await flush();
+    expect(shed.outcome.status).toBe('refused');
+    expect(admission.queued).toBe(30);
+    expect(coin.asked).toBe(0);
+  });
+
+  it('lets only 10 wait behind a full limit of 10 before the coin is asked with the default (2, 3)', async () => {
+    const { admission, coin } = scripted(10);
+    coin.value = 0; // a coin that sheds whenever it is asked
+    fill(admission, 10);
+    const calls = Array.from({ length: 11 }, () => enqueue(admission));
+    await flush();
+    expect(calls.slice(0, 10).every((call) => call.outcome.status === 'pending')).toBe(true);
+    expect(coin.asked).toBe(1);
+  });
+});
