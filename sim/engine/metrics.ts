@@ -182,28 +182,28 @@ export class Recorder implements EventHandler {
   }
 
   arrival(): void {
-    this.counters[this.phaseIndex * COUNTERS + ARRIVALS]++;
+    this.counters[this.phaseIndex * COUNTERS + ARRIVALS]!++;
     this.tickArrivals++;
   }
 
   retry(): void {
-    this.counters[this.phaseIndex * COUNTERS + RETRIES]++;
+    this.counters[this.phaseIndex * COUNTERS + RETRIES]!++;
   }
 
   shed(): void {
-    this.counters[this.phaseIndex * COUNTERS + SHED]++;
+    this.counters[this.phaseIndex * COUNTERS + SHED]!++;
     this.tickShed++;
   }
 
   breakerRejected(): void {
-    this.counters[this.phaseIndex * COUNTERS + BREAKER_REJECTED]++;
+    this.counters[this.phaseIndex * COUNTERS + BREAKER_REJECTED]!++;
   }
 
   /** A served call: `latencyMs` as the caller saw it, `upstreamMs` at the upstream alone. */
   served(client: number, latencyMs: number, upstreamMs: number): void {
     const p = this.phaseIndex;
-    this.counters[p * COUNTERS + SERVED]++;
-    this.servedByClient[p * this.clients + client]++;
+    this.counters[p * COUNTERS + SERVED]!++;
+    this.servedByClient[p * this.clients + client]!++;
     this.latencies[p]!.push(latencyMs);
     this.upstreamLatencies[p]!.push(upstreamMs);
     this.tick.push(latencyMs);
@@ -211,16 +211,16 @@ export class Recorder implements EventHandler {
   }
 
   overload(): void {
-    this.counters[this.phaseIndex * COUNTERS + OVERLOAD]++;
+    this.counters[this.phaseIndex * COUNTERS + OVERLOAD]!++;
   }
 
   failure(): void {
-    this.counters[this.phaseIndex * COUNTERS + FAILURES]++;
+    this.counters[this.phaseIndex * COUNTERS + FAILURES]!++;
   }
 
   timeout(queued: boolean): void {
-    this.counters[this.phaseIndex * COUNTERS + TIMEOUTS]++;
-    if (queued) this.counters[this.phaseIndex * COUNTERS + QUEUED_TIMEOUTS]++;
+    this.counters[this.phaseIndex * COUNTERS + TIMEOUTS]!++;
+    if (queued) this.counters[this.phaseIndex * COUNTERS + QUEUED_TIMEOUTS]!++;
   }
 
   /** The sampling tick. */

@@ -56,7 +56,7 @@ export function secretCapacity(algorithm: Algorithm, queueing = true, seed = 0x5
             {
               executor: l,
               limiter: l,
-              timeoutMs: algorithm === 'aimd' ? DEADLINE_MS : undefined,
+              ...(algorithm === 'aimd' ? { timeoutMs: DEADLINE_MS } : {}),
               abortOnDeadline: false,
             },
           ];
