@@ -79,7 +79,7 @@ function replaceBlock(text: string, key: string, body: string): string {
   const start = text.indexOf(open);
   const end = start < 0 ? -1 : text.indexOf(close, start);
   if (start < 0 || end < start) return text;
-  return text.slice(0, start + open.length) + '\n' + body + '\n' + text.slice(end);
+  return `${text.slice(0, start + open.length)}\n${body}\n${text.slice(end)}`;
 }
 
 /** What goes into docs/sim/results.json: everything but the time series (those go to reports/). */
@@ -138,24 +138,24 @@ async function main(): Promise<void> {
     );
   }
 
-  console.log('\n' + criteriaTable(results));
+  console.log(`\n${criteriaTable(results)}`);
   if (results.some((r) => r.name.endsWith('-gradient2') || r.name.endsWith('-aimd'))) {
-    console.log('\nScenario 10: scenarios 1, 2, 6 and 8 for each algorithm\n' + matrixTable(results));
+    console.log(`\nScenario 10: scenarios 1, 2, 6 and 8 for each algorithm\n${matrixTable(results)}`);
   }
   const speedLine =
     `${(totalCalls / 1e6).toFixed(2)}M simulated calls in ${(totalCpuMs / 1000).toFixed(1)} s of CPU ` +
     `(${(totalMs / 1000).toFixed(1)} s wall): ${(((totalCalls / totalCpuMs) * 1000) / 1e6).toFixed(2)}M calls per CPU-second overall`;
-  console.log('\n' + speedLine);
+  console.log(`\n${speedLine}`);
 
   mkdirSync(reportsDir, { recursive: true });
-  writeFileSync(join(reportsDir, 'results-full.json'), JSON.stringify(results) + '\n');
+  writeFileSync(join(reportsDir, 'results-full.json'), `${JSON.stringify(results)}\n`);
   writeFileSync(
     join(reportsDir, 'speed.json'),
-    JSON.stringify({ totalCalls, totalMs, totalCpuMs, speed }, null, 2) + '\n',
+    `${JSON.stringify({ totalCalls, totalMs, totalCpuMs, speed }, null, 2)}\n`,
   );
   if (fullSuite) {
     mkdirSync(docsDir, { recursive: true });
-    writeFileSync(join(docsDir, 'results.json'), JSON.stringify(results.map(summary), null, 2) + '\n');
+    writeFileSync(join(docsDir, 'results.json'), `${JSON.stringify(results.map(summary), null, 2)}\n`);
     if (args.plots) {
       for (const figure of figures(results)) {
         writeFileSync(join(docsDir, figure.file), await renderSvg(figure.spec));
@@ -166,7 +166,7 @@ async function main(): Promise<void> {
     let doc = readFileSync(docPath, 'utf8');
     for (const r of results) doc = replaceBlock(doc, `results ${r.name}`, criteriaMarkdown(r));
     doc = replaceBlock(doc, 'matrix', matrixMarkdown(results));
-    doc = replaceBlock(doc, 'speed', speedLine + ` (${process.arch}, Node ${process.version}).`);
+    doc = replaceBlock(doc, 'speed', `${speedLine} (${process.arch}, Node ${process.version}).`);
     doc = replaceBlock(
       doc,
       'known',

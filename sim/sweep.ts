@@ -134,7 +134,7 @@ async function main(): Promise<void> {
   runs.sort((a, b) => order.get(a.scenario)! - order.get(b.scenario)! || a.k - b.k);
   console.log(summarize(runs));
   console.log(`\n${total} runs in ${((performance.now() - started) / 1000).toFixed(1)} s with ${jobs} jobs`);
-  if (values.json !== undefined) writeFileSync(values.json, JSON.stringify(runs, null, 1) + '\n');
+  if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(runs, null, 1)}\n`);
   const failed = runs.filter((r) => !r.passed && isGated(r.scenario));
   if (failed.length > 0) {
     console.log(`${failed.length} gated runs failed`);

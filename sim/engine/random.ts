@@ -101,5 +101,5 @@ export function parseSeed(text: string): number {
 }
 
 export function formatSeed(seed: number): string {
-  return '0x' + (seed >>> 0).toString(16).padStart(8, '0');
+  return `0x${(seed >>> 0).toString(16).padStart(8, '0')}`;
 }

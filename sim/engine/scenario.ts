@@ -56,7 +56,7 @@ export function describeFailure(result: ScenarioResult): string {
   const lines = [
     `scenario ${result.name} FAILED with seed ${result.seed}`,
     ...failed.map(
-      (c) => `  ${c.name}: measured ${fmt(c.measured)}${c.unit ? ' ' + c.unit : ''}, criterion ${c.criterion}`,
+      (c) => `  ${c.name}: measured ${fmt(c.measured)}${c.unit ? ` ${c.unit}` : ''}, criterion ${c.criterion}`,
     ),
     `  replay: npx tsx sim/run.ts ${result.name} --seed ${result.seed}`,
   ];
@@ -68,7 +68,7 @@ export function describeCriteria(result: ScenarioResult): string {
   return result.criteria
     .map(
       (c) =>
-        `  ${c.pass ? 'ok  ' : 'FAIL'} ${c.name}: ${fmt(c.measured)}${c.unit ? ' ' + c.unit : ''} (criterion ${c.criterion})`,
+        `  ${c.pass ? 'ok  ' : 'FAIL'} ${c.name}: ${fmt(c.measured)}${c.unit ? ` ${c.unit}` : ''} (criterion ${c.criterion})`,
     )
     .join('\n');
 }

@@ -154,30 +154,6 @@ export function timeSeriesSpec(options: PlotOptions): TopLevelSpec {
   } as TopLevelSpec;
 }
 
-/** A bar chart of named values per group (the fixed-vs-adaptive summary). */
-export function barsSpec(
-  title: string,
-  rows: readonly { group: string; bar: string; value: number }[],
-  yTitle: string,
-  logScale = false,
-): TopLevelSpec {
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    title: { text: title, anchor: 'start' },
-    data: { values: rows.map((r) => ({ ...r, value: round(r.value) })) },
-    mark: 'bar',
-    encoding: {
-      column: { field: 'group', type: 'nominal', title: null, sort: null },
-      x: { field: 'bar', type: 'nominal', title: null, sort: null },
-      y: { field: 'value', type: 'quantitative', title: yTitle, scale: logScale ? { type: 'log' } : {} },
-      color: { field: 'bar', type: 'nominal', legend: null },
-    },
-    width: 90,
-    height: 200,
-    config: { font: 'sans-serif' },
-  } as TopLevelSpec;
-}
-
 /** Renders a vega-lite spec to SVG, headless (no canvas: renderer 'none'). */
 export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   const compiled = compile(spec).spec;

@@ -18,7 +18,7 @@ export function criteriaTable(results: readonly ScenarioResult[]): string {
         r.name,
         r.seed,
         c.name,
-        fmt(c.measured) + (c.unit ? ' ' + c.unit : ''),
+        fmt(c.measured) + (c.unit ? ` ${c.unit}` : ''),
         c.criterion,
         c.pass ? 'pass' : 'FAIL',
       ]);
@@ -32,7 +32,7 @@ export function criteriaMarkdown(result: ScenarioResult): string {
   const cell = (text: string): string => text.replace(/\|/g, '\\|');
   const rows = result.criteria.map(
     (c) =>
-      `| ${cell(c.name)} | ${fmt(c.measured)}${c.unit ? ' ' + c.unit : ''} | ${cell(c.criterion)} | ${c.pass ? 'pass' : '**FAIL**'} |`,
+      `| ${cell(c.name)} | ${fmt(c.measured)}${c.unit ? ` ${c.unit}` : ''} | ${cell(c.criterion)} | ${c.pass ? 'pass' : '**FAIL**'} |`,
   );
   return ['| criterion | measured | bound | |', '|---|---|---|---|', ...rows].join('\n');
 }

@@ -8,7 +8,6 @@ import { lognormal, type Distribution } from '../models/distributions';
 import type { World, WorldTools } from '../models/world';
 
 export type Algorithm = 'vegas' | 'gradient2' | 'aimd';
-export const ALGORITHMS: readonly Algorithm[] = ['vegas', 'gradient2', 'aimd'];
 
 /** The real limiter on the simulator's clock, with a seeded `random` (gradual rejection's coin). */
 export function simLimiter(tools: WorldTools, label: number, options: LimiterOptions): Limiter {

@@ -1,6 +1,5 @@
 import { atMost, within } from '../engine/criteria';
 import type { Scenario, ScenarioResult } from '../engine/scenario';
-import { lognormal } from '../models/distributions';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
 import {
@@ -30,7 +29,6 @@ import {
  *  - it oscillates within ±20% of that average (its min and max);
  * and the time to converge (enter ±20% of C for good) is reported.
  */
-export const SERVICE = lognormal(20, 0.3);
 export const OVERLOAD_FACTOR = 2;
 /**
  * The upstream answers 429 once C calls wait behind its C servers (it holds twice its capacity):

@@ -2,7 +2,7 @@ import type { Scenario } from '../engine/scenario';
 import { baselineShift } from './baseline-shift';
 import { capacityHalves } from './capacity-change';
 import { coldStart } from './cold-start';
-import { ALGORITHMS, type Algorithm } from './common';
+import type { Algorithm } from './common';
 import { convergence } from './convergence';
 import { demandStep } from './demand-step';
 import { explicitOverload } from './explicit-overload';
@@ -79,5 +79,3 @@ export function matrixKey(name: string): { base: string; algorithm: Algorithm } 
   if (match === null || !matrixBases.has(match[1]!)) return undefined;
   return { base: match[1]!, algorithm: match[2] as Algorithm };
 }
-
-export { ALGORITHMS };

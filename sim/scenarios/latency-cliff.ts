@@ -9,7 +9,7 @@ import {
   phase,
   phasesOf,
   resultOf,
-  simLimiter,
+  type simLimiter,
   stats,
   type AdmissionPath,
   type Algorithm,

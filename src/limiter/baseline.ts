@@ -344,7 +344,8 @@ export class KneeEvidence {
       return true;
     }
     if (!binding) return false;
-    const pairs = (this.correlation ??= new RollingCorrelation(this.correlationWindow));
+    this.correlation ??= new RollingCorrelation(this.correlationWindow);
+    const pairs = this.correlation;
     pairs.add(meanInflight, goodputPerSecond);
     if (this.held < MIN_NO_GAIN_WINDOWS) return false;
 

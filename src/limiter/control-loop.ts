@@ -478,7 +478,7 @@ export class LimitControlLoop implements LimitController {
     this.nextCheckAt = -Infinity;
     const initial = this.config.initialLimit;
     if (!(this.estimate < initial)) return false;
-    const remaining = Math.pow(2, -gapMs / this.config.idleAfterMs);
+    const remaining = 2 ** (-gapMs / this.config.idleAfterMs);
     return this.apply(this.clamp(initial - (initial - this.estimate) * remaining), 'idle-reset', now);
   }
 

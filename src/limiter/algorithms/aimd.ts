@@ -20,7 +20,10 @@ export function createAimd(settings: AimdSettings): LimitAlgorithm {
     name: 'aimd',
     step(estimate: number, window: Readonly<WindowSummary>, decision: Decision): void {
       if (applyPressure(estimate, window, backoffRatio, backoffRatio, decision)) return;
-      if (window.samples === 0) return hold(estimate, 'no-samples', decision);
+      if (window.samples === 0) {
+        hold(estimate, 'no-samples', decision);
+        return;
+      }
       decision.estimate = estimate + INCREASE;
       decision.reason = 'healthy-window';
     },

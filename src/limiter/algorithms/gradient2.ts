@@ -31,7 +31,10 @@ export function createGradient2(settings: Gradient2Settings): LimitAlgorithm {
     name: 'gradient2',
     step(estimate: number, window: Readonly<WindowSummary>, decision: Decision): void {
       if (applyPressure(estimate, window, overloadBackoff, timeoutBackoff, decision)) return;
-      if (!hasLatencySignal(window)) return hold(estimate, 'warming-up', decision);
+      if (!hasLatencySignal(window)) {
+        hold(estimate, 'warming-up', decision);
+        return;
+      }
       let gradient = rttTolerance * noLoadShare(window);
       if (gradient < MIN_GRADIENT) gradient = MIN_GRADIENT;
       else if (gradient > MAX_GRADIENT) gradient = MAX_GRADIENT;

@@ -80,7 +80,7 @@ export const MIN_BASELINE_MS = 5;
  */
 export function vegasUnit(limit: number): number {
   const log = vegasLog(limit);
-  const small = SMALL_UNIT_AT_10 * Math.pow(limit / 10, SMALL_UNIT_POWER);
+  const small = SMALL_UNIT_AT_10 * (limit / 10) ** SMALL_UNIT_POWER;
   return small < log ? small : log;
 }
 
@@ -126,7 +126,10 @@ export function createVegas(settings: VegasSettings): LimitAlgorithm {
     name: 'vegas',
     step(estimate: number, window: Readonly<WindowSummary>, decision: Decision): void {
       if (applyPressure(estimate, window, overloadBackoff, timeoutBackoff, decision)) return;
-      if (!hasLatencySignal(window)) return hold(estimate, 'warming-up', decision);
+      if (!hasLatencySignal(window)) {
+        hold(estimate, 'warming-up', decision);
+        return;
+      }
       const step = vegasLog(estimate);
       const unit = vegasUnit(estimate);
       const alpha = ALPHA_FACTOR * unit;

@@ -25,8 +25,8 @@ describe('vegas step', () => {
     expect(vegasUnit(150)).toBeCloseTo(Math.log10(150), 10);
     // (1/3) x (L / 10)^0.75: alpha 1 and beta 2 requests at L = 10, 1.68 and 3.36 at 20.
     expect(vegasUnit(10)).toBeCloseTo(1 / 3, 10);
-    expect(vegasUnit(20)).toBeCloseTo(Math.pow(2, 0.75) / 3, 10);
-    expect(vegasUnit(100)).toBeCloseTo(Math.pow(10, 0.75) / 3, 10); // 1.874 < log10(100) = 2
+    expect(vegasUnit(20)).toBeCloseTo(2 ** 0.75 / 3, 10);
+    expect(vegasUnit(100)).toBeCloseTo(10 ** 0.75 / 3, 10); // 1.874 < log10(100) = 2
   });
 
   it('grows by beta = 6 log10(L) when there is no queue at all (queueUse <= log10 L)', () => {
@@ -36,7 +36,7 @@ describe('vegas step', () => {
     expect(d.reason).toBe('no-queue');
     // L = 20: beta = 6 x 0.5606 = 3.364.
     vegas.step(20, summary({ latencyMs: 100, baselineMs: 100 }), d);
-    expect(d.estimate).toBeCloseTo(20 + 2 * Math.pow(2, 0.75), 10);
+    expect(d.estimate).toBeCloseTo(20 + 2 * 2 ** 0.75, 10);
   });
 
   it('grows by log10(L) while queueUse is below alpha = 3 log10(L)', () => {
@@ -67,7 +67,7 @@ describe('vegas step', () => {
     const d = decision();
     // L = 100: queueUse = 50, beta = 6 x 1.874 = 11.247, cut = 0.5 x 38.75 = 19.38.
     vegas.step(100, summary({ latencyMs: 200 }), d);
-    expect(d.estimate).toBeCloseTo(100 - 0.5 * (50 - 2 * Math.pow(10, 0.75)), 10);
+    expect(d.estimate).toBeCloseTo(100 - 0.5 * (50 - 2 * 10 ** 0.75), 10);
   });
 
   it('never cuts more than half the limit in one window, however far latency has risen', () => {
@@ -178,8 +178,8 @@ describe('vegas step', () => {
 
   it('reports the latency ratio above which it shrinks: L / (L - beta)', () => {
     expect(vegas.shrinkRatio(200)).toBeCloseTo(200 / (200 - 6 * Math.log10(200)), 10);
-    expect(vegas.shrinkRatio(20)).toBeCloseTo(20 / (20 - 2 * Math.pow(2, 0.75)), 10);
-    expect(vegas.shrinkRatio(6)).toBeCloseTo(6 / (6 - 2 * Math.pow(0.6, 0.75)), 10);
+    expect(vegas.shrinkRatio(20)).toBeCloseTo(20 / (20 - 2 * 2 ** 0.75), 10);
+    expect(vegas.shrinkRatio(6)).toBeCloseTo(6 / (6 - 2 * 0.6 ** 0.75), 10);
   });
 });
 

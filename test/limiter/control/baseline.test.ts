@@ -100,7 +100,9 @@ describe("the baseline: Uber's covariance reset", () => {
     const baseline = baselineAt100();
     // Latency still carries some queueing at high in-flight; the current window is the highest.
     const latencies = [360, 340, 330, 320, 310, 300, 302, 298, 301, 380];
-    [50, 44, 38, 32, 27, 22, 18, 15, 12, 49].forEach((n, i) => exogenous(baseline, n, latencies[i]));
+    [50, 44, 38, 32, 27, 22, 18, 15, 12, 49].forEach((n, i) => {
+      exogenous(baseline, n, latencies[i]);
+    });
     // Mean in-flight 30.7: the windows at 27, 22, 18, 15, 12 -> median of 310, 300, 302, 298, 301.
     expect(baseline.valueMs).toBe(301);
   });
@@ -109,13 +111,17 @@ describe("the baseline: Uber's covariance reset", () => {
     const baseline = baselineAt100();
     // The first windows of a 3x shift read 150-250 ms (old and new samples mixed), at high in-flight.
     const latencies = [150, 200, 250, 300, 300, 300, 300, 300, 300, 300];
-    [57, 50, 43, 34, 27, 22, 18, 15, 13, 12].forEach((n, i) => exogenous(baseline, n, latencies[i]));
+    [57, 50, 43, 34, 27, 22, 18, 15, 13, 12].forEach((n, i) => {
+      exogenous(baseline, n, latencies[i]);
+    });
     expect(baseline.valueMs).toBe(300);
   });
 
   it('needs fresh evidence after a reset: the episode ends with it', () => {
     const baseline = baselineAt100();
-    [50, 44, 38, 32, 27, 22, 18, 15, 12, 10].forEach((n) => exogenous(baseline, n));
+    [50, 44, 38, 32, 27, 22, 18, 15, 12, 10].forEach((n) => {
+      exogenous(baseline, n);
+    });
     expect(baseline.episodeWindows).toBe(0);
     // Latency rises again: a new episode, which needs its own ten windows.
     const again = [50, 44, 38, 32, 27, 22, 18, 15, 12].map((n) => exogenous(baseline, n, 900));
@@ -126,7 +132,9 @@ describe("the baseline: Uber's covariance reset", () => {
 
   it('ends an episode as soon as latency falls back under the threshold', () => {
     const baseline = baselineAt100();
-    [50, 44, 38, 32, 27].forEach((n) => exogenous(baseline, n));
+    [50, 44, 38, 32, 27].forEach((n) => {
+      exogenous(baseline, n);
+    });
     expect(baseline.episodeWindows).toBe(5);
     baseline.update(105, 105, true, 20, 190, 1);
     expect(baseline.episodeWindows).toBe(0);
@@ -173,7 +181,9 @@ describe('the knee evidence (no-gain rule)', () => {
 
   it('keeps descending until goodput falls below 90% of the plateau, then stands down', () => {
     const knee = new KneeEvidence(50);
-    [36, 30, 27, 25, 24].forEach((n) => knee.observe(n, 100, true, false));
+    [36, 30, 27, 25, 24].forEach((n) => {
+      knee.observe(n, 100, true, false);
+    });
     expect(KNEE_GOODPUT_SHARE).toBe(0.9);
     expect(knee.observe(21, 95, true, false)).toBe(true);
     expect(knee.observe(19, 91, true, false)).toBe(true);

@@ -122,7 +122,7 @@ function normal(random: () => number): number {
   return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v);
 }
 
-const ARRIVAL = -1;
+const _ARRIVAL = -1;
 
 export function runModel(options: ModelOptions): ModelRun {
   const { controller, durationMs } = options;
@@ -320,14 +320,6 @@ export function span(run: ModelRun, fromMs: number, toMs: number): Span {
     meanLatencyMs: latencySum / latencyCount,
     lastBaselineMs,
   };
-}
-
-/** First sample time at or after `fromMs` when the limit satisfies `test`; NaN if never. */
-export function firstTime(run: ModelRun, fromMs: number, test: (sample: Sample) => boolean): number {
-  for (const sample of run.samples) {
-    if (sample.atMs >= fromMs && test(sample)) return sample.atMs;
-  }
-  return Number.NaN;
 }
 
 export function fmt(value: number, digits = 1): string {
