@@ -90,16 +90,16 @@ export class KeyRegistry<V extends Executor = Executor> {
   private overflowCount = 0;
 
   constructor(options: KeyRegistryOptions<V>) {
-    const o = optionsObject<KeyRegistryOptions<V>>('keyRegistry', options);
-    knownOptions('keyRegistry', o, ['create', 'maxKeys', 'overflow']);
-    const create = functionOption<(key: string) => V>('keyRegistry', 'create', o.create);
+    const o = optionsObject<KeyRegistryOptions<V>>('KeyRegistry', options);
+    knownOptions('KeyRegistry', o, ['create', 'maxKeys', 'overflow']);
+    const create = functionOption<(key: string) => V>('KeyRegistry', 'create', o.create);
     if (create === undefined) {
       throw new TypeError(
-        'resilix: keyRegistry option "create" must be a function (key) => pipeline; received undefined',
+        'resilix: KeyRegistry option "create" must be a function (key) => pipeline; received undefined',
       );
     }
     this.create = create;
-    this.maxKeys = numberOption('keyRegistry', 'maxKeys', o.maxKeys, DEFAULT_MAX_KEYS, { min: 1, integer: true });
+    this.maxKeys = numberOption('KeyRegistry', 'maxKeys', o.maxKeys, DEFAULT_MAX_KEYS, { min: 1, integer: true });
     if (o.overflow !== undefined && !isExecutor(o.overflow)) throw executorError('option "overflow"', o.overflow);
     this.overflow = o.overflow;
   }
@@ -315,7 +315,7 @@ function isExecutor(value: unknown): boolean {
 
 function executorError(what: string, value: unknown): TypeError {
   return new TypeError(
-    `resilix: keyRegistry ${what} must give a pipeline or policy (an object with execute()); ` +
+    `resilix: KeyRegistry ${what} must give a pipeline or policy (an object with execute()); ` +
       `received ${value === null ? 'null' : typeof value}`,
   );
 }

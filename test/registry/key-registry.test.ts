@@ -307,7 +307,9 @@ describe('KeyRegistry: create', () => {
 
   it('refuses a create that returns something without execute()', () => {
     const registry = new KeyRegistry({ create: () => ({}) as Executor });
-    expect(() => registry.get('a')).toThrow(/create\("a"\) must give a pipeline or policy .*received object/);
+    expect(() => registry.get('a')).toThrow(
+      /^resilix: KeyRegistry create\("a"\) must give a pipeline or policy .*received object/,
+    );
     expect(registry.size).toBe(0);
   });
 
@@ -370,17 +372,26 @@ describe('KeyRegistry: options', () => {
   ])('refuses maxKeys %s', (maxKeys, type, message) => {
     expect(() => new KeyRegistry({ create: silent, maxKeys: maxKeys as number })).toThrow(type);
     expect(() => new KeyRegistry({ create: silent, maxKeys: maxKeys as number })).toThrow(
-      `resilix: keyRegistry option "maxKeys" ${message}`,
+      `resilix: KeyRegistry option "maxKeys" ${message}`,
     );
   });
 
   it('requires create and a real overflow executor', () => {
-    expect(() => new KeyRegistry({} as never)).toThrow('keyRegistry option "create" must be a function');
+    expect(() => new KeyRegistry({} as never)).toThrow('KeyRegistry option "create" must be a function');
     expect(() => new KeyRegistry({ create: 'nope' } as never)).toThrow('received "nope"');
     expect(() => new KeyRegistry({ create: silent, overflow: {} as Executor })).toThrow(
       /option "overflow" must give a pipeline or policy/,
     );
-    expect(() => new KeyRegistry(null as never)).toThrow('keyRegistry options must be an object; received null');
+    expect(() => new KeyRegistry(null as never)).toThrow('KeyRegistry options must be an object; received null');
+  });
+
+  it('names itself in its errors as users construct it: KeyRegistry, not keyRegistry', () => {
+    expect(() => new KeyRegistry({ create: silent, maxkeys: 10 } as never)).toThrow(
+      /^resilix: KeyRegistry has no option "maxkeys"/,
+    );
+    expect(() => new KeyRegistry({ create: silent, overflow: 1 as never })).toThrow(
+      /^resilix: KeyRegistry option "overflow" must give a pipeline or policy/,
+    );
   });
 });
 

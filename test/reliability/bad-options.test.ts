@@ -68,7 +68,7 @@ describe('every public constructor refuses every bad option with a typed error n
   it('covers every option the constructors declare (the table is complete)', () => {
     const owners = new Set(OPTION_TABLE.map((r) => r.owner));
     expect([...owners].sort()).toEqual(Object.keys(CONSTRUCTORS).sort());
-    // 16 breaker, 21 limiter, 3 bulkhead, 3 timeout, 1 pipeline, 3 keyRegistry, 4 resilientFetch
+    // 16 breaker, 21 limiter, 3 bulkhead, 3 timeout, 1 pipeline, 3 KeyRegistry, 4 resilientFetch
     expect(OPTION_TABLE.length).toBe(51);
   });
 

@@ -64,8 +64,8 @@ export const CONSTRUCTORS: Record<string, Constructor> = {
   bulkhead: { owner: 'bulkhead', build: (o) => bulkhead(o as never), base: { maxConcurrent: 4 } },
   timeout: { owner: 'timeout', build: (o) => timeout(o as never), base: { timeoutMs: 1_000 } },
   pipeline: { owner: 'pipeline', build: (o) => pipeline(bulkhead({ maxConcurrent: 1 }), o as never), base: {} },
-  keyRegistry: {
-    owner: 'keyRegistry',
+  KeyRegistry: {
+    owner: 'KeyRegistry',
     heading: 'new KeyRegistry(options)',
     build: (o) => new KeyRegistry(o as never),
     base: { create: () => anExecutor },
@@ -137,9 +137,9 @@ export const OPTION_TABLE: readonly OptionRow[] = [
 
   row('pipeline', 'classify', fn, 'defaultClassify'),
 
-  row('keyRegistry', 'create', fn, 'required', true),
-  row('keyRegistry', 'maxKeys', num({ min: 1, integer: true }), '1000'),
-  row('keyRegistry', 'overflow', { type: 'executor' }, 'none (TooManyKeysError)'),
+  row('KeyRegistry', 'create', fn, 'required', true),
+  row('KeyRegistry', 'maxKeys', num({ min: 1, integer: true }), '1000'),
+  row('KeyRegistry', 'overflow', { type: 'executor' }, 'none (TooManyKeysError)'),
 
   row('resilientFetch', 'fetch', fn, 'globalThis.fetch'),
   row('resilientFetch', 'key', fn, 'none (originKey for a KeyRegistry)'),
@@ -244,7 +244,7 @@ export function goodValue(r: OptionRow): unknown {
       return (g.min ?? (g.above ?? 0) + 1) + (r.option === 'maxOpenMs' ? 300_000 : 0);
     }
     case 'function':
-      return r.owner === 'keyRegistry' ? () => anExecutor : () => undefined;
+      return r.owner === 'KeyRegistry' ? () => anExecutor : () => undefined;
     case 'choice':
       return k.choices[0];
     case 'clock':
