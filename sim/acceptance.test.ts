@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeCriteria, describeFailure, type Scenario } from './engine/scenario';
 import { acceptanceScenarios, matrixKey } from './scenarios/index';
-import { KNOWN_LIBRARY_FAILURES } from './known-failures';
+import { KNOWN_LIBRARY_FAILURES, SWEEP_SEEDS } from './known-failures';
 
 /** Scenario 10's non-default cells (gradient2, aimd) run in matrix.test.ts. */
 const scenarios = acceptanceScenarios().filter((s) => {
@@ -14,22 +14,29 @@ const scenarios = acceptanceScenarios().filter((s) => {
   return key === undefined || key.algorithm === 'vegas';
 });
 
-async function runAndCheck(scenario: Scenario): Promise<void> {
+const INVARIANT = /no permit leaked|within \[minLimit, maxLimit\]/;
+
+async function runAndCheck(scenario: Scenario, known: boolean): Promise<void> {
   const result = await scenario.run(scenario.seed);
   console.log(`${result.name} (seed ${result.seed}, ${result.calls} calls)\n${describeCriteria(result)}`);
-  expect(result.passed, describeFailure(result)).toBe(true);
+  if (!known) {
+    expect(result.passed, describeFailure(result)).toBe(true);
+    return;
+  }
+  // A known library problem: the sweep in .ci/run gates its pass count over 16 seeds (a ratchet,
+  // sim/known-failures.ts); here its invariants must hold on the committed seed.
+  const broken = result.criteria.filter((c) => INVARIANT.test(c.name) && !c.pass);
+  expect(broken, describeFailure({ ...result, criteria: broken })).toEqual([]);
 }
 
 describe('acceptance scenarios (spec §10, issue 7)', () => {
   for (const scenario of scenarios) {
     const known = KNOWN_LIBRARY_FAILURES[scenario.name];
     if (known !== undefined) {
-      // Expected to fail until the library problem named in known-failures.ts is fixed; it.fails
-      // turns red the day it passes, so the entry cannot outlive the fix.
-      it.fails(`${scenario.name}: ${scenario.title} [known library problem: ${known.problem}]`, () =>
-        runAndCheck(scenario));
+      it(`${scenario.name}: ${scenario.title} [known library problem, passes ${known.sweepPasses}/${SWEEP_SEEDS} seeds: ${known.problem}]`, () =>
+        runAndCheck(scenario, true));
     } else {
-      it(`${scenario.name}: ${scenario.title}`, () => runAndCheck(scenario));
+      it(`${scenario.name}: ${scenario.title}`, () => runAndCheck(scenario, false));
     }
   }
 });

@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { fmt } from './engine/criteria';
 import { formatTable } from './report/table';
 import { acceptanceScenarios } from './scenarios/index';
+import { KNOWN_LIBRARY_FAILURES, SWEEP_SEEDS } from './known-failures';
 import { isGated, sweepSeed, type SweepRun } from './sweep-seeds';
 
 interface Job {
@@ -64,6 +65,46 @@ function summarize(runs: readonly SweepRun[]): string {
   return formatTable(['scenario', 'criterion', 'pass', 'min', 'median', 'max', 'bound'], rows);
 }
 
+/**
+ * The CI gate (`--gate`, .ci/run): over SWEEP_SEEDS seeds every gated scenario passes on every
+ * seed, except the known library problems of known-failures.ts, which must pass on at least the
+ * seeds recorded there (a ratchet: a regression fails CI; an improvement asks for a new record).
+ * Returns the exit code.
+ */
+function gate(runs: readonly SweepRun[], seeds: number): number {
+  if (seeds !== SWEEP_SEEDS) {
+    console.log(`--gate needs --seeds ${SWEEP_SEEDS} (the seeds known-failures.ts records); got ${seeds}`);
+    return 2;
+  }
+  const passes = new Map<string, number>();
+  for (const r of runs) {
+    if (!isGated(r.scenario)) continue;
+    passes.set(r.scenario, (passes.get(r.scenario) ?? 0) + (r.passed ? 1 : 0));
+  }
+  let failures = 0;
+  for (const [scenario, passed] of passes) {
+    const known = KNOWN_LIBRARY_FAILURES[scenario];
+    const required = known?.sweepPasses ?? seeds;
+    const verdict = passed < required ? 'FAIL' : 'ok  ';
+    if (passed < required) failures++;
+    const note =
+      known === undefined
+        ? ''
+        : passed > required
+          ? ` (known problem; better than the recorded ${required}: raise sweepPasses in sim/known-failures.ts)`
+          : ` (known problem, recorded ${required}: ${known.problem})`;
+    console.log(`${verdict} ${scenario}: ${passed}/${seeds} seeds pass (criterion >= ${required})${note}`);
+  }
+  for (const name of Object.keys(KNOWN_LIBRARY_FAILURES)) {
+    if (!passes.has(name)) {
+      console.log(`FAIL known-failures.ts names ${name}, which the sweep did not run`);
+      failures++;
+    }
+  }
+  console.log(failures === 0 ? 'sweep gate: pass' : `sweep gate: ${failures} scenarios below their criterion`);
+  return failures === 0 ? 0 : 1;
+}
+
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     options: {
@@ -71,6 +112,7 @@ async function main(): Promise<void> {
       jobs: { type: 'string', default: String(availableParallelism()) },
       json: { type: 'string' },
       all: { type: 'boolean', default: false },
+      gate: { type: 'boolean', default: false },
     },
     allowPositionals: true,
   });
@@ -82,7 +124,10 @@ async function main(): Promise<void> {
     throw new RangeError(`--jobs must be a positive integer; got ${values.jobs}`);
   const all = acceptanceScenarios();
   const selected = (
-    positionals.length === 0 ? all : all.filter((s) => positionals.some((w) => s.name.includes(w)))
+    positionals.length === 0
+      ? all
+      : // A word that names a scenario exactly selects that one; any other selects every name containing it.
+        all.filter((s) => positionals.some((w) => (all.some((x) => x.name === w) ? s.name === w : s.name.includes(w))))
   ).filter((s) => values.all || positionals.length > 0 || isGated(s.name));
   if (selected.length === 0) {
     console.error(`no scenario matches ${positionals.join(', ')}; scenarios: ${all.map((s) => s.name).join(', ')}`);
@@ -135,6 +180,10 @@ async function main(): Promise<void> {
   console.log(summarize(runs));
   console.log(`\n${total} runs in ${((performance.now() - started) / 1000).toFixed(1)} s with ${jobs} jobs`);
   if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(runs, null, 1)}\n`);
+  if (values.gate) {
+    process.exitCode = gate(runs, seeds);
+    return;
+  }
   const failed = runs.filter((r) => !r.passed && isGated(r.scenario));
   if (failed.length > 0) {
     console.log(`${failed.length} gated runs failed`);

@@ -16,7 +16,7 @@
 
 // A limiter driven by a given controller: tests script the limit with a stand-in
 // (test/limiter/admission).
-export { limiterWithController } from './limiter/limiter';
+export { limiterWithController, limiterWithTuning } from './limiter/limiter';
 // What a stand-in controller implements, and the channel its `changes` is
 // (test/limiter/admission/support/stand-in-controller.ts).
 export type { LimitController } from './limiter/controller';

@@ -1,4 +1,4 @@
-import { limiter, type Limiter, type LimiterOptions } from '../../src/limiter/limiter';
+import { limiterWithTuning, type Limiter, type LimiterOptions } from '../../src/limiter/limiter';
 import { atLeast, atMost, holds, type Criterion } from '../engine/criteria';
 import type { Phase, PhaseMetrics, Series } from '../engine/metrics';
 import { formatSeed } from '../engine/random';
@@ -6,12 +6,17 @@ import { passed, type ScenarioResult } from '../engine/scenario';
 import type { ClientOptions } from '../models/clients';
 import { lognormal, type Distribution } from '../models/distributions';
 import type { World, WorldTools } from '../models/world';
+import { simTuning } from '../tuning';
 
 export type Algorithm = 'vegas' | 'gradient2' | 'aimd';
 
-/** The real limiter on the simulator's clock, with a seeded `random` (gradual rejection's coin). */
+/**
+ * The real limiter on the simulator's clock, with a seeded `random` (gradual rejection's coin),
+ * and the control loop's tuning of this run (sim/tuning.ts: the shipped one unless the ablation
+ * study changes it).
+ */
 export function simLimiter(tools: WorldTools, label: number, options: LimiterOptions): Limiter {
-  return limiter({ ...options, clock: tools.clock, random: tools.random(label) });
+  return limiterWithTuning({ ...options, clock: tools.clock, random: tools.random(label) }, simTuning());
 }
 
 /**

@@ -18,6 +18,13 @@ export interface Permit {
    *   and, on Node 20, allocates a 16-byte number). Omit it and the limiter reads its clock.
    */
   settle(observation: Observation, now?: number): void;
+  /**
+   * Reports the call's latency before it ends: the first byte or token of a stream (what
+   * `ctx.mark()` does through a pipeline). The limiter learns from it at once instead of at the
+   * stream's end; settle later as usual, with the same `latencyMs`. The first mark counts; a mark
+   * after settle is ignored. Optional, so a permit of your own need not implement it.
+   */
+  mark?(latencyMs: number, now?: number): void;
   /** Calls in flight at this permit's admission, itself included. */
   readonly inflight: number;
 }

@@ -268,7 +268,13 @@ class InFlightCall<T> implements CallContext {
 
   mark(): void {
     // The first mark wins: it is the moment the upstream first answered.
-    if (this.markedAt !== this.markedAt && this.state !== SETTLED) this.markedAt = this.plan.clock.now();
+    if (this.markedAt !== this.markedAt && this.state !== SETTLED) {
+      const now = this.plan.clock.now();
+      this.markedAt = now;
+      // The limiter learns the latency now: a stream's permit is held long after its first token,
+      // and a sample that waited for the stream's end would reach the limiter 45 s late.
+      this.permit?.mark?.(now - this.startedAt, now);
+    }
   }
 
   start(fn: CallFn<T>): Promise<T> {

@@ -204,13 +204,27 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     // Every settle goes to the controller, which ignores `rejected` and `cancelled` (ADR-007) but
     // may still close a window on time. No try/finally here: it costs the inlining above. If
     // observe throws, the slot is already free and the next settle, arrival or heartbeat serves it.
-    this.controller.observe(observation, now, inflight);
+    this.controller.observe(observation, now, inflight, permit.marked);
     this.limitNow = this.controller.limit;
     if (this.queue.size !== 0 || this.handed.size !== 0) this.afterSlotChange(now);
+    permit.marked = false;
     // Pooled only now: a waiter served by this settle never gets the object its caller still
     // holds, so settling twice in a row stays a no-op.
     permit.nextFree = this.freePermits;
     this.freePermits = permit;
+  }
+
+  /**
+   * @internal Called by a permit's first mark (a stream's first token): the controller learns the
+   * latency now; the slot stays held until the settle.
+   */
+  mark(_permit: PooledPermit, latencyMs: number, at: number | undefined): void {
+    const controller = this.controller;
+    if (controller.observeMark === undefined) return;
+    const now = at === undefined ? this.clock.now() : at;
+    controller.observeMark(latencyMs, now, this.inflightCount);
+    this.limitNow = controller.limit;
+    if (this.queue.size !== 0) this.afterSlotChange(now);
   }
 
   /** @internal */

@@ -9,13 +9,57 @@ import type { Observation } from '../core/observation';
  */
 export type AlgorithmName = 'vegas' | 'gradient2' | 'aimd' | 'fixed';
 
+/**
+ * Why the limit moved (or held) at a window close; each names the step it took.
+ *
+ * - the slow start (adr/0045): 'slow-start' (no queue yet: doubled), 'drain' (left the slow start
+ *   with a queue: down to the concurrency the upstream served);
+ * - vegas: 'no-queue', 'queue-below-alpha' (grow), 'queue-within-band' (hold), 'queue-above-beta'
+ *   (shrink), 'invalid-band' (a user alpha/beta returned nonsense: hold);
+ * - gradient2: 'latency-within-tolerance', 'headroom' (grow), 'latency-above-tolerance' (shrink);
+ * - aimd: 'healthy-window' (grow), 'no-samples' (hold); fixed: 'fixed';
+ * - reduce signals (adr/0046, adr/0035): 'overload' (down to the concurrency served without
+ *   overload), 'timeout' (share-scaled backoff), 'overload-hold' (growth held at the concurrency
+ *   an overload showed);
+ * - guards: 'app-limited' (growth capped by demand), 'failures' (a failure-dominated window does
+ *   not grow), 'warming-up' (no baseline yet), 'baseline-raised' (adr/0047: the upstream got
+ *   slower; a new slow start follows), 'idle-restart' (adr/0031), 'at-min', 'at-max',
+ *   'invalid-step';
+ * - 'manual': `resize()` / `setLimit()`.
+ */
+export type LimitChangeReason =
+  | 'slow-start'
+  | 'drain'
+  | 'no-queue'
+  | 'queue-below-alpha'
+  | 'queue-within-band'
+  | 'queue-above-beta'
+  | 'invalid-band'
+  | 'latency-within-tolerance'
+  | 'headroom'
+  | 'latency-above-tolerance'
+  | 'healthy-window'
+  | 'no-samples'
+  | 'fixed'
+  | 'overload'
+  | 'timeout'
+  | 'overload-hold'
+  | 'app-limited'
+  | 'failures'
+  | 'warming-up'
+  | 'baseline-raised'
+  | 'idle-restart'
+  | 'at-min'
+  | 'at-max'
+  | 'invalid-step'
+  | 'manual';
+
 /** Why the limit moved (or held) at a window close. */
 export interface LimitChange {
   readonly from: number;
   readonly to: number;
   readonly direction: 'grow' | 'shrink' | 'hold';
-  /** A short, stable reason, e.g. 'queue-below-alpha', 'overload', 'timeout', 'idle-reset', 'manual'. */
-  readonly reason: string;
+  readonly reason: LimitChangeReason;
   /** Clock time of the change, in ms. */
   readonly at: number;
 }
@@ -32,8 +76,12 @@ export interface LimitControllerSnapshot {
   readonly baselineMs: number | undefined;
   /** The smoothed window latency (p90 -> median filter -> EWMA), once known. */
   readonly latencyMs: number | undefined;
+  /** True while the slow start runs (adr/0045). */
+  readonly slowStart: boolean;
   /** Windows closed since construction. */
   readonly windows: number;
+  /** Times the baseline was re-taken upwards (adr/0047). */
+  readonly baselineRaises: number;
   /** The last window's decision (grow, shrink or hold, and why). */
   readonly lastChange: LimitChange | undefined;
 }
@@ -46,9 +94,15 @@ export interface LimitController {
   /**
    * Feeds one settled call. `now` is the clock at settlement; `inflight` counts the calls in
    * flight at that moment, the settling one included. Advances the loop when a window closes
-   * (settle-driven: no timers). Returns true when `limit` changed.
+   * (settle-driven: no timers). Returns true when `limit` changed. `marked` says the call already
+   * reported its latency through `observeMark`.
    */
-  observe(observation: Observation, now: number, inflight: number): boolean;
+  observe(observation: Observation, now: number, inflight: number, marked?: boolean): boolean;
+  /**
+   * Feeds the latency of a call still in flight (a stream's first token: `permit.mark`), with the
+   * in-flight count at its admission. Optional: a controller without it learns at settle only.
+   */
+  observeMark?(latencyMs: number, now: number, inflight: number): boolean;
   /** A manual resize (clamped to the guardrails). Returns true when `limit` changed. */
   setLimit(limit: number, now: number): boolean;
   /** Emits on every change of the integer limit. */

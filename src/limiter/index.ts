@@ -5,5 +5,12 @@
 export { limiter, Limiter, type LimiterOptions, type LimiterSnapshot, type QueueingOptions } from './limiter';
 export type { QueueingConfig, AdmissionCounters } from './admission';
 export type { QueueOrder } from './wait-queue';
-export { CONTROL_DEFAULTS, type ControlOptions, type ControlLoopSnapshot, type FailureHandling } from './control-loop';
-export type { AlgorithmName, LimitChange, LimitControllerSnapshot } from './controller';
+export {
+  CONTROL_DEFAULTS,
+  defaultAlpha,
+  defaultBeta,
+  type BandFunction,
+  type ControlOptions,
+  type FailureHandling,
+} from './control-config';
+export type { AlgorithmName, LimitChange, LimitChangeReason, LimitControllerSnapshot } from './controller';

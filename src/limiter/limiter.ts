@@ -14,13 +14,10 @@ import type { Policy } from '../core/policy';
 import type { CallPlan, LimiterPort } from '../core/ports';
 import { runCall } from '../core/run-call';
 import { Admission, type AdmissionCounters, type QueueingConfig } from './admission';
-import {
-  createLimitController,
-  resolveControlConfig,
-  type ControlLoopSnapshot,
-  type ControlOptions,
-} from './control-loop';
-import type { LimitChange, LimitController } from './controller';
+import { resolveControlConfig, type ControlOptions } from './control-config';
+import { createLimitController } from './control-loop';
+import type { ControlTuning } from './control-tuning';
+import type { LimitChange, LimitController, LimitControllerSnapshot } from './controller';
 import type { QueueOrder } from './wait-queue';
 
 /** The queue's bounds, as factors of the adapting limit (spec §7; see docs/queueing.md). */
@@ -62,7 +59,7 @@ export type LimiterOptions = ControlOptions & {
 };
 
 /** The control loop's state (limit, baseline, smoothed latency, last change) and admission's. */
-export interface LimiterSnapshot extends ControlLoopSnapshot, AdmissionCounters {
+export interface LimiterSnapshot extends LimitControllerSnapshot, AdmissionCounters {
   readonly kind: 'limiter';
   /** Calls holding a permit now (running, or handed a slot and about to run). */
   readonly inflight: number;
@@ -93,7 +90,8 @@ const LIMITER_OPTION_NAMES: readonly (keyof LimiterOptions)[] = [
   'smoothing',
   'rttTolerance',
   'backoffRatio',
-  'correlationWindow',
+  'alpha',
+  'beta',
   'failure',
   'clock',
   'queueing',
@@ -103,8 +101,6 @@ const LIMITER_OPTION_NAMES: readonly (keyof LimiterOptions)[] = [
 ];
 
 /** A controller handed in by `limiterWithController` for the constructor in progress. */
-let injectedController: LimitController | undefined;
-
 /**
  * The adaptive concurrency limiter: a control loop that finds the upstream's capacity from latency
  * (controller), and admission that enforces it (counters, permits, a factor-bounded queue).
@@ -120,12 +116,15 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   readonly port: LimiterPort = this;
   private readonly plan: CallPlan;
 
-  constructor(options?: LimiterOptions) {
+  /**
+   * `internal` is not part of the public contract: tests inject a stand-in controller, the
+   * simulator's ablation study a tuning (src/internal.ts).
+   */
+  constructor(options?: LimiterOptions, internal?: { controller?: LimitController; tuning?: ControlTuning }) {
     const o = optionsObject<LimiterOptions>('limiter', options);
     knownOptions('limiter', o, LIMITER_OPTION_NAMES);
-    const given = injectedController;
-    injectedController = undefined;
-    const controller = given ?? createLimitController(resolveControlConfig(o, 'limiter'));
+    const controller =
+      internal?.controller ?? createLimitController(resolveControlConfig(o, 'limiter'), internal?.tuning);
     const clock = resolveClock(o.clock, 'limiter');
     const queueing = resolveQueueing(o.queueing);
     const queueOrder = choiceOption<QueueOrder>(
@@ -178,10 +177,8 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   }
 
   snapshot(): LimiterSnapshot {
-    const control: Partial<ControlLoopSnapshot> & ReturnType<LimitController['snapshot']> = this.controller.snapshot();
     return {
-      ...control,
-      baselineResets: control.baselineResets ?? 0,
+      ...this.controller.snapshot(),
       ...this.counters(),
       kind: 'limiter',
       limit: this.limit,
@@ -202,13 +199,14 @@ export function limiter(options?: LimiterOptions): Limiter {
  * @internal A limiter driven by a given controller (a test stand-in, or a simulator's scripted
  * limit). Not exported from the package.
  */
+/** @internal A limiter around a given controller (tests: stand-ins with scripted limits). */
 export function limiterWithController(options: LimiterOptions | undefined, controller: LimitController): Limiter {
-  injectedController = controller;
-  try {
-    return new Limiter(options);
-  } finally {
-    injectedController = undefined;
-  }
+  return new Limiter(options, { controller });
+}
+
+/** @internal A limiter whose control loop runs with a given tuning (the ablation study). */
+export function limiterWithTuning(options: LimiterOptions | undefined, tuning: ControlTuning): Limiter {
+  return new Limiter(options, { tuning });
 }
 
 function resolveQueueing(value: unknown): QueueingConfig | undefined {

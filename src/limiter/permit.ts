@@ -4,6 +4,7 @@ import type { Permit } from '../core/ports';
 /** What a pooled permit goes back to when it is settled: its limiter's admission. */
 export interface PermitOwner {
   release(permit: PooledPermit, observation: Observation, at: number | undefined): void;
+  mark(permit: PooledPermit, latencyMs: number, at: number | undefined): void;
 }
 
 /**
@@ -15,6 +16,8 @@ export class PooledPermit implements Permit {
   inflight = 0;
   /** @internal */
   active = false;
+  /** @internal True once the call reported its latency through `mark`. */
+  marked = false;
   /** @internal */
   nextFree: PooledPermit | undefined = undefined;
 
@@ -24,5 +27,11 @@ export class PooledPermit implements Permit {
     if (!this.active) return;
     this.active = false;
     this.owner.release(this, observation, now);
+  }
+
+  mark(latencyMs: number, now?: number): void {
+    if (!this.active || this.marked) return;
+    this.marked = true;
+    this.owner.mark(this, latencyMs, now);
   }
 }

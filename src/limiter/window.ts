@@ -17,7 +17,12 @@ export interface WindowRules {
   /** Upper clamp of the floor; a window this old closes with any sample, ms. */
   readonly maxWindowMs: number;
   readonly failure: FailureHandling;
+  /** A window whose answers are at least this share `overload` may close before its floor (adr/0046). */
+  readonly overloadCloseShare: number;
 }
+
+/** Answers a window needs before an overload majority may close it early (adr/0046). Ours. */
+export const OVERLOAD_CLOSE_MIN_ANSWERS = 10;
 
 /**
  * One sampling window: what the calls that settled since the last close taught, in O(1) memory.
@@ -44,9 +49,16 @@ export class SamplingWindow {
   failures = 0;
   reached = 0;
   peakInflight = 0;
+  /** True once a call admitted after the window opened has ended: the window spans a round trip. */
+  roundTrip = false;
   private inflightSum = 0;
+  private afterMarkSum = 0;
+  private holds = 0;
   private latencySum = 0;
   private latencySquares = 0;
+  private logSum = 0;
+  private logSquares = 0;
+  private logCount = 0;
   private readonly latencies: WindowQuantile;
   private readonly rules: WindowRules;
 
@@ -55,17 +67,27 @@ export class SamplingWindow {
     this.latencies = new WindowQuantile({ quantile: rules.quantile });
   }
 
-  /** Counts one settled call. Returns false when the verdict teaches nothing. */
-  record(verdict: Verdict, latencyMs: number, inflight: number, now: number): boolean {
+  /**
+   * Counts one settled call that started at `startedAt`. Returns false when the verdict teaches
+   * nothing.
+   */
+  record(verdict: Verdict, latencyMs: number, inflight: number, now: number, startedAt: number): boolean {
     switch (verdict) {
       case 'ok':
-      case 'answered':
+      case 'answered': {
         if (!(latencyMs >= 0) || latencyMs === Infinity) return false;
         this.latencies.add(latencyMs);
         this.latencySum += latencyMs;
         this.latencySquares += latencyMs * latencyMs;
+        if (latencyMs > 0) {
+          const log = Math.log(latencyMs);
+          this.logSum += log;
+          this.logSquares += log * log;
+          this.logCount++;
+        }
         this.samples++;
         break;
+      }
       case 'overload':
         this.overloads++;
         break;
@@ -81,24 +103,66 @@ export class SamplingWindow {
         return false;
     }
     if (this.openedAt !== this.openedAt) this.openedAt = now;
+    else if (startedAt >= this.openedAt) this.roundTrip = true;
     this.reached++;
     if (inflight > this.peakInflight) this.peakInflight = inflight;
     this.inflightSum += inflight;
     return true;
   }
 
-  /** Whether the window may close at `now`, given its floor in ms (see the class comment). */
-  ready(now: number, floorMs: number): boolean {
+  /**
+   * Counts how long one answered call held its permit past its latency: a marked call (a stream)
+   * holds it through its body, time that is not latency but is concurrency (Little's law counts
+   * the whole hold). 0 for a call that did not mark.
+   */
+  recordHold(afterMarkMs: number): void {
+    this.afterMarkSum += afterMarkMs > 0 ? afterMarkMs : 0;
+    this.holds++;
+  }
+
+  /**
+   * Whether the window may close at `now`, given its floor in ms and the samples that close it on
+   * count (minSamples unless the caller asks for more; see the class comment).
+   */
+  ready(now: number, floorMs: number, minSamples = this.rules.minSamples): boolean {
     if (this.reached === 0) return false;
     const ageMs = now - this.openedAt;
-    if (ageMs < floorMs) return false;
+    if (ageMs < floorMs) {
+      // An overload majority is unambiguous: waiting for the floor only spins more refusals.
+      return (
+        this.reached >= OVERLOAD_CLOSE_MIN_ANSWERS && this.overloads >= this.rules.overloadCloseShare * this.reached
+      );
+    }
     if (this.samples === 0) {
       // Reduce signals need no latency; a window of failures alone waits out maxWindowMs.
       return this.overloads + this.timeouts > 0 || ageMs >= this.rules.maxWindowMs;
     }
-    const minSamples = this.rules.minSamples;
     if (this.samples >= minSamples || ageMs >= this.rules.maxWindowMs) return true;
     return this.samples * ageMs >= minSamples * floorMs;
+  }
+
+  /** Mean of the natural log of the window's (positive) latency samples; NaN without one. */
+  latencyLogMean(): number {
+    return this.logCount > 0 ? this.logSum / this.logCount : Number.NaN;
+  }
+
+  /** Variance of the log latencies (n - 1 in the denominator); 0 below two samples. */
+  latencyLogVariance(): number {
+    const n = this.logCount;
+    if (n < 2) return 0;
+    const mean = this.logSum / n;
+    const variance = (this.logSquares - n * mean * mean) / (n - 1);
+    return variance > 0 ? variance : 0;
+  }
+
+  /** Sum of the window's latency samples, ms. */
+  get latencySumMs(): number {
+    return this.latencySum;
+  }
+
+  /** Sum of the squares of the window's latency samples, ms². */
+  get latencySquaresMs(): number {
+    return this.latencySquares;
   }
 
   /** The window's latency quantile (p90 by default); NaN without samples. */
@@ -109,6 +173,23 @@ export class SamplingWindow {
   /** The window's mean latency over its samples; NaN without samples. */
   latencyMean(): number {
     return this.samples > 0 ? this.latencySum / this.samples : Number.NaN;
+  }
+
+  /**
+   * The concurrency the upstream served in the window: the time-average number of calls in flight
+   * that ended `ok` or `answered`, their summed latency over the window's duration (Little's law).
+   * NaN for a window of no duration.
+   */
+  servedConcurrency(durationMs: number): number {
+    return durationMs > 0 ? this.latencySum / durationMs : Number.NaN;
+  }
+
+  /**
+   * The mean time the window's samples held their permit after their latency ended (after
+   * `ctx.mark()`: a stream's body), ms; 0 for calls that did not mark.
+   */
+  afterMarkMeanMs(): number {
+    return this.holds > 0 ? this.afterMarkSum / this.holds : 0;
   }
 
   /** The coefficient of variation (standard deviation / mean) of the window's latencies; 0 below 2 samples. */
@@ -141,9 +222,15 @@ export class SamplingWindow {
     this.failures = 0;
     this.reached = 0;
     this.peakInflight = 0;
+    this.roundTrip = false;
     this.inflightSum = 0;
+    this.afterMarkSum = 0;
+    this.holds = 0;
     this.latencySum = 0;
     this.latencySquares = 0;
+    this.logSum = 0;
+    this.logSquares = 0;
+    this.logCount = 0;
     this.latencies.reset();
   }
 }

@@ -1,11 +1,15 @@
-import type { AlgorithmName } from '../controller';
+import type { AlgorithmName, LimitChangeReason } from '../controller';
 
 /**
  * What a closed sampling window tells an algorithm. The control loop owns one instance and
  * rewrites it at every window close (no allocation); an algorithm only reads it.
  */
 export interface WindowSummary {
-  /** Smoothed upstream latency (window p90 -> median filter -> EWMA), ms; NaN before any sample. */
+  /**
+   * The latency the algorithm steers by, ms: the smoothed window quantile (p90 -> median filter ->
+   * EWMA), or during the slow start the window's own quantile (each start-up window runs at a new
+   * limit, so smoothing across them would mix loads). NaN before any sample.
+   */
   latencyMs: number;
   /** The no-load reference latency, ms; NaN until the baseline is known. */
   baselineMs: number;
@@ -14,9 +18,8 @@ export interface WindowSummary {
   /** `overload` verdicts in the window (and `failure`s when failure handling is 'overload'). */
   overloads: number;
   /**
-   * `timeout` verdicts in the window that count as pressure. For vegas and gradient2 this is the
-   * excess over the learned tail of timeouts (adr/0037-expected-timeout-tail.md), so it may be
-   * fractional; for aimd it is the raw count.
+   * `timeout` verdicts in the window that count as pressure: for vegas and gradient2 the excess
+   * over the learned tail (adr/0037), so it may be fractional; for aimd the raw count.
    */
   timeouts: number;
   /** `failure` verdicts counted in the window (failure handling 'hold'). */
@@ -30,41 +33,44 @@ export interface WindowSummary {
   /** How long the window was open, ms. */
   durationMs: number;
   /**
-   * The window's latency quantile over its mean latency, >= 1 (1 without samples). Vegas scales
-   * its queue estimate by it: Little's law counts queued requests as throughput x wait, and
-   * throughput is in-flight over the MEAN latency, not over the p90 (adr/0036).
+   * The window's latency quantile over its mean latency, in [1, maxTailRatio] (1 without samples).
+   * Vegas scales its queue estimate by it: Little's law counts queued requests as throughput x
+   * wait, and throughput is in-flight over the MEAN latency, not over the p90 (adr/0036).
    */
   tailRatio: number;
   /**
-   * The relative standard error of the window's latency quantile, from its samples' coefficient of
-   * variation: 1.7 x cv / sqrt(samples) (0 without samples). Vegas does not count a rise within
-   * it as a queue (adr/0036).
+   * The share of the latency that is noise, not queue: noiseZ x the relative standard error of the
+   * window's quantile (1.7 x cv / sqrt(samples) for a p90, see QUANTILE_SE_FACTOR); 0 without
+   * samples. Vegas does not count a rise within it as a queue (adr/0036).
    */
   quantileNoise: number;
 }
 
-/** An algorithm's answer: the next fractional estimate and a short, stable reason. */
+/**
+ * The standard error of a p90 over n samples is about 1.7 x sigma / sqrt(n) relative to it for a
+ * lognormal latency of small sigma (asymptotic variance of a sample quantile: q (1 - q) / (n f^2);
+ * at q = 0.9, sqrt(0.09) / phi(1.28) = 1.71). Used with the window's coefficient of variation.
+ */
+export const QUANTILE_SE_FACTOR = 1.7;
+
+/** An algorithm's answer: the next fractional estimate and why. */
 export interface Decision {
   estimate: number;
-  reason: string;
+  reason: LimitChangeReason;
 }
 
 /**
  * One step of a limit algorithm: `(current estimate, window summary) -> next estimate`. Pure: it
- * reads only its arguments and its own frozen settings, and writes only `decision`. Guardrails
- * (minLimit/maxLimit), the app-limited guard and the failure veto are the control loop's job, the
- * same for every algorithm; an algorithm may return an estimate outside the guardrails.
+ * reads only its arguments and its own frozen settings, and writes only `decision`. A
+ * latency-driven algorithm (vegas, gradient2) answers for latency alone: the control loop applies
+ * the reduce signals, the slow start, the guardrails and the guards, the same for both. aimd reads
+ * the reduce signals itself (it is nothing else).
  */
 export interface LimitAlgorithm {
   readonly name: AlgorithmName;
+  /** True when the algorithm steers by latency (the loop then owns the reduce signals). */
+  readonly latencyDriven: boolean;
   step(estimate: number, window: Readonly<WindowSummary>, decision: Decision): void;
-  /**
-   * The latency / baseline ratio above which this algorithm's latency rule shrinks a limit of
-   * `estimate` (Infinity when latency never shrinks it). The baseline's covariance reset treats
-   * only a rise above this as "latency holds the limit down" (adr/0033): the algorithm's own
-   * operating point (Vegas keeps alpha to beta requests queued) is not a rise.
-   */
-  shrinkRatio(estimate: number): number;
 }
 
 /**
@@ -76,52 +82,15 @@ export interface LimitAlgorithm {
  */
 export const PRESSURE_SATURATION = 0.1;
 
-/** The cut (1 - multiplier) one kind of reduce signal calls for, scaled by its share of the window. */
-function cut(count: number, reached: number, backoff: number): number {
-  if (count === 0) return 0;
+/** The multiplier (1 - cut) one kind of reduce signal calls for, scaled by its share of the window. */
+export function backoffFor(count: number, reached: number, backoff: number): number {
+  if (count === 0) return 1;
   const share = count / (reached > 0 ? reached : 1);
-  return (1 - backoff) * (share < PRESSURE_SATURATION ? share / PRESSURE_SATURATION : 1);
+  return 1 - (1 - backoff) * (share < PRESSURE_SATURATION ? share / PRESSURE_SATURATION : 1);
 }
 
-/**
- * The multiplier a window's reduce signals call for: 1 when there are none; otherwise the
- * stronger of the overload and the timeout backoff, each scaled by its share of the window
- * (see PRESSURE_SATURATION). Overload and timeout are reduce signals whatever the latency says
- * (DESIGN.md §3): a window that has any never grows.
- */
-export function pressureMultiplier(
-  window: Readonly<WindowSummary>,
-  overloadBackoff: number,
-  timeoutBackoff: number,
-): number {
-  const overloadCut = cut(window.overloads, window.reached, overloadBackoff);
-  const timeoutCut = cut(window.timeouts, window.reached, timeoutBackoff);
-  return 1 - (overloadCut > timeoutCut ? overloadCut : timeoutCut);
-}
-
-/**
- * Applies reduce signals, if the window has any. Returns true when it decided (the caller's
- * latency rule must not run). The reason names the signal whose cut was applied (timeouts on a
- * tie: they are the stronger signal, spec §8).
- */
-export function applyPressure(
-  estimate: number,
-  window: Readonly<WindowSummary>,
-  overloadBackoff: number,
-  timeoutBackoff: number,
-  decision: Decision,
-): boolean {
-  if (window.overloads === 0 && window.timeouts === 0) return false;
-  const overloadCut = cut(window.overloads, window.reached, overloadBackoff);
-  const timeoutCut = cut(window.timeouts, window.reached, timeoutBackoff);
-  const timeoutWins = window.timeouts > 0 && timeoutCut >= overloadCut;
-  decision.estimate = estimate * (1 - (timeoutWins ? timeoutCut : overloadCut));
-  decision.reason = timeoutWins ? 'timeout' : 'overload';
-  return true;
-}
-
-/** Writes a hold. */
-export function hold(estimate: number, reason: string, decision: Decision): void {
+/** Writes a decision. */
+export function decide(estimate: number, reason: LimitChangeReason, decision: Decision): void {
   decision.estimate = estimate;
   decision.reason = reason;
 }
@@ -129,12 +98,4 @@ export function hold(estimate: number, reason: string, decision: Decision): void
 /** True when the window carries a usable latency and baseline. */
 export function hasLatencySignal(window: Readonly<WindowSummary>): boolean {
   return window.latencyMs >= 0 && window.baselineMs >= 0;
-}
-
-/**
- * baseline / latency, the fraction of the current latency that is no-load time, in [0, 1]
- * for a latency at or above the baseline. A latency of 0 (a virtual clock) counts as no queue.
- */
-export function noLoadShare(window: Readonly<WindowSummary>): number {
-  return window.latencyMs > 0 ? window.baselineMs / window.latencyMs : 1;
 }

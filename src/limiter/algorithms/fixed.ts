@@ -1,5 +1,5 @@
 import type { Decision, LimitAlgorithm, WindowSummary } from './algorithm';
-import { hold } from './algorithm';
+import { decide } from './algorithm';
 
 /**
  * A constant limit: `initialLimit`, moved only by a manual `setLimit`. For comparisons (the
@@ -9,11 +9,9 @@ import { hold } from './algorithm';
 export function createFixed(): LimitAlgorithm {
   return {
     name: 'fixed',
+    latencyDriven: false,
     step(estimate: number, _window: Readonly<WindowSummary>, decision: Decision): void {
-      hold(estimate, 'fixed', decision);
-    },
-    shrinkRatio(): number {
-      return Infinity;
+      decide(estimate, 'fixed', decision);
     },
   };
 }

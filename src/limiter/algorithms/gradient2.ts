@@ -1,13 +1,11 @@
 import type { Decision, LimitAlgorithm, WindowSummary } from './algorithm';
-import { applyPressure, hasLatencySignal, hold, noLoadShare } from './algorithm';
+import { decide, hasLatencySignal } from './algorithm';
 
 export interface Gradient2Settings {
   /** Latency may reach tolerance x baseline before the gradient drops below 1 (default 1.5). */
   readonly rttTolerance: number;
   /** Weight of the new limit in the smoothed one (default 0.2). */
   readonly smoothing: number;
-  readonly overloadBackoff: number;
-  readonly timeoutBackoff: number;
 }
 
 /** Netflix Gradient2Limit clamps the gradient to [0.5, 1] (spec §4.2). */
@@ -21,31 +19,36 @@ const MAX_GRADIENT = 1;
  *   target   = gradient x L + sqrt(L)              headroom sqrt(L): Envoy hardcodes it, and so do we
  *   next     = L x (1 - smoothing) + target x smoothing
  *
- * The baseline is resilix's (minimum of filtered window p90s with Uber's covariance reset, see
- * baseline.ts), not Netflix's long-window average of latency, which drifts up to meet a sustained
- * rise (failure mode 4 in test/limiter/control/failure-modes.test.ts).
+ * The baseline is resilix's (baseline.ts), not Netflix's long-window average of latency, which
+ * drifts up to meet a sustained rise. By design it settles where the gradient balances the
+ * headroom, latency = tolerance / (1 - 1 / sqrt(L)) x baseline: 2.2x at L = 10, 1.7x at L = 100.
+ * The reason names the step: 'latency-within-tolerance' (gradient 1, grows by the headroom),
+ * 'headroom' (latency above tolerance but the headroom still outweighs it: grows),
+ * 'latency-above-tolerance' (shrinks).
  */
 export function createGradient2(settings: Gradient2Settings): LimitAlgorithm {
-  const { rttTolerance, smoothing, overloadBackoff, timeoutBackoff } = settings;
+  const { rttTolerance, smoothing } = settings;
   return {
     name: 'gradient2',
+    latencyDriven: true,
     step(estimate: number, window: Readonly<WindowSummary>, decision: Decision): void {
-      if (applyPressure(estimate, window, overloadBackoff, timeoutBackoff, decision)) return;
       if (!hasLatencySignal(window)) {
-        hold(estimate, 'warming-up', decision);
+        decide(estimate, 'warming-up', decision);
         return;
       }
-      let gradient = rttTolerance * noLoadShare(window);
+      const share = window.latencyMs > 0 ? window.baselineMs / window.latencyMs : 1;
+      let gradient = rttTolerance * share;
       if (gradient < MIN_GRADIENT) gradient = MIN_GRADIENT;
       else if (gradient > MAX_GRADIENT) gradient = MAX_GRADIENT;
       const target = gradient * estimate + Math.sqrt(estimate);
-      decision.estimate = estimate * (1 - smoothing) + target * smoothing;
-      decision.reason = gradient < MAX_GRADIENT ? 'latency-above-tolerance' : 'latency-within-tolerance';
-    },
-    shrinkRatio(estimate: number): number {
-      // gradient x L + sqrt(L) < L  <=>  latency / baseline > tolerance / (1 - 1 / sqrt(L)).
-      const root = Math.sqrt(estimate);
-      return root > 1 ? rttTolerance / (1 - 1 / root) : Infinity;
+      const next = estimate * (1 - smoothing) + target * smoothing;
+      const reason =
+        gradient >= MAX_GRADIENT
+          ? 'latency-within-tolerance'
+          : next > estimate
+            ? 'headroom'
+            : 'latency-above-tolerance';
+      decide(next, reason, decision);
     },
   };
 }

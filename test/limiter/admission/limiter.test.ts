@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { isLimitExceededError } from '../../../src/errors/limit-exceeded-error';
 import type { Permit } from '../../../src/core/ports';
 import type { LimitChange } from '../../../src/limiter/controller';
-import { limiterWithController } from '../../../src/internal';
+import { limiterWithController, limiterWithTuning } from '../../../src/internal';
+import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { type Limiter, limiter } from '../../../src/limiter/limiter';
 import { pipeline } from '../../../src/pipeline/pipeline';
 import { timeout } from '../../../src/timeout/timeout';
@@ -30,14 +31,15 @@ function hold(l: Limiter, n: number) {
 }
 
 describe('limiter() options', () => {
-  it('defaults to the spec: vegas from 20 within 4..200, queueing (2, 3), lifo order', () => {
+  it('defaults to vegas in a slow start from one call within 1..200 (adr/0045), queueing (2, 3), lifo order', () => {
     const s = limiter().snapshot();
     expect(s).toMatchObject({
       kind: 'limiter',
       algorithm: 'vegas',
-      limit: 20,
-      minLimit: 4,
+      limit: 1,
+      minLimit: 1,
       maxLimit: 200,
+      slowStart: true,
       queueing: { initialFactor: 2, maxFactor: 3 },
       queueOrder: 'lifo',
       inflight: 0,
@@ -260,16 +262,11 @@ describe('live resize of a shared limiter', () => {
 
   it('publishes a limit the control loop moved at a window close only once it applies', () => {
     const clock = new FakeClock();
-    const l = limiter({
-      algorithm: 'aimd',
-      initialLimit: 10,
-      minLimit: 1,
-      maxLimit: 10,
-      updateIntervalMs: 0,
-      minWindowMs: 0,
-      minSamples: 1,
-      clock,
-    });
+    // aimd without a slow start (startupGain 0): its first window of overloads backs off.
+    const l = limiterWithTuning(
+      { algorithm: 'aimd', initialLimit: 10, maxLimit: 10, updateIntervalMs: 0, minWindowMs: 0, minSamples: 1, clock },
+      { ...DEFAULT_TUNING, startupGain: 0 },
+    );
     const held = Array.from({ length: 10 }, () => l.tryAcquire()!);
     const seen: Array<{ change: string; limit: number; admitted: boolean }> = [];
     const extra: Permit[] = [];
@@ -328,9 +325,10 @@ describe('limiter snapshot', () => {
       maxLimit: 200,
       baselineMs: undefined,
       latencyMs: undefined,
+      slowStart: false,
       windows: 0,
       lastChange: undefined,
-      baselineResets: 0,
+      baselineRaises: 0,
       inflight: 1,
       queued: 1,
       queueing: { initialFactor: 2, maxFactor: 3 },

@@ -78,7 +78,7 @@ describe('tryAcquire and permit.settle (the low-level pair)', () => {
     clock.advance(42);
     const observation: Observation = { verdict: 'ok', latencyMs: 42 };
     permits[1]!.settle(observation);
-    expect(controller.observed).toEqual([{ observation, now: 42, inflight: 3 }]);
+    expect(controller.observed).toEqual([{ observation, now: 42, inflight: 3, marked: false }]);
   });
 
   it.each(['rejected', 'cancelled'] as const)(

@@ -36,7 +36,8 @@ describe('limiter options', () => {
       smoothing: 0.2,
       rttTolerance: 1.5,
       backoffRatio: 0.9,
-      correlationWindow: 50,
+      alpha: (limit: number) => Math.log10(limit),
+      beta: (limit: number) => 2 * Math.log10(limit),
       failure: 'hold',
       queueing: { initialFactor: 2, maxFactor: 3 },
       queueOrder: 'fifo',
@@ -44,5 +45,9 @@ describe('limiter options', () => {
       classify: () => undefined,
     });
     expect(l.limit).toBe(10);
+  });
+
+  it('no longer knows correlationWindow: the covariance reset it sized is gone (adr/0047)', () => {
+    expect(() => limiter({ correlationWindow: 50 } as never)).toThrowError(/limiter has no option "correlationWindow"/);
   });
 });

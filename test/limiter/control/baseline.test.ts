@@ -1,218 +1,186 @@
 import { describe, expect, it } from 'vitest';
-import {
-  Baseline,
-  KneeEvidence,
-  KNEE_GOODPUT_SHARE,
-  MIN_EPISODE_WINDOWS,
-  MIN_NO_GAIN_WINDOWS,
-  RISE_RATIO,
-} from '../../../src/limiter/baseline';
+import { Baseline } from '../../../src/limiter/baseline';
+import { resolveControlConfig } from '../../../src/limiter/control-config';
+import { LimitControlLoop } from '../../../src/limiter/control-loop';
+import type { LimitChange } from '../../../src/limiter/controller';
+import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
+import { feedUntilClose, feedWindows } from './support/feed';
+import { runScripted } from './support/scripted';
 
-/** A baseline of 100 ms, set from a warm filter. */
+/** A baseline of 100 ms (mean 90 ms), as the window after a drain sets it. */
 function baselineAt100(): Baseline {
-  const baseline = new Baseline(50);
-  expect(baseline.update(100, 100, true, 20, 200, 1)).toBe('set');
+  const baseline = new Baseline(DEFAULT_TUNING);
+  expect(baseline.set(100, 90)).toBe(true);
   return baseline;
 }
 
-/** One window of an exogenous rise: latency 300 whatever the in-flight, goodput = n / 0.3 s. */
-function exogenous(baseline: Baseline, inflight: number, latencyMs = 300): string {
-  return baseline.update(latencyMs, latencyMs, true, inflight, inflight / 0.3, 1);
-}
+describe('the baseline: set, offer, fall', () => {
+  it('is unknown until set, and set takes a no-load measurement up as well as down', () => {
+    const baseline = new Baseline(DEFAULT_TUNING);
+    expect([baseline.valueMs, baseline.meanMs]).toEqual([Number.NaN, Number.NaN]);
+    expect(baseline.set(100, 90)).toBe(true);
+    expect([baseline.valueMs, baseline.meanMs]).toEqual([100, 90]);
+    expect(baseline.set(300, 280)).toBe(true);
+    expect([baseline.valueMs, baseline.meanMs]).toEqual([300, 280]);
+    expect(baseline.raises).toBe(0);
+  });
 
-describe('the baseline: set and fall', () => {
-  it('is unknown until the median filter is warm, so no single window can set it', () => {
-    const baseline = new Baseline(50);
-    expect(baseline.update(1, 1, false, 20, 200, 1)).toBe('none');
-    expect(baseline.valueMs).toBeNaN();
-    expect(baseline.update(100, 100, true, 20, 200, 1)).toBe('set');
+  it('keeps the statistic as the mean when no mean is given', () => {
+    const baseline = new Baseline(DEFAULT_TUNING);
+    baseline.set(100, Number.NaN);
+    expect(baseline.meanMs).toBe(100);
+  });
+
+  it('refuses a latency that is not a finite number at or above 0', () => {
+    const baseline = baselineAt100();
+    for (const latencyMs of [Number.NaN, -1, Infinity]) {
+      expect(baseline.set(latencyMs, 90)).toBe(false);
+      expect(baseline.offer(latencyMs, 90)).toBe('none');
+    }
     expect(baseline.valueMs).toBe(100);
   });
 
-  it('falls to a lower smoothed latency at once (the least noisy of the two)', () => {
-    const baseline = baselineAt100();
-    expect(baseline.update(90, 95, true, 20, 200, 1)).toBe('fall');
-    expect(baseline.valueMs).toBe(95);
-  });
-
-  it('falls to a measurement taken at the knee when told to', () => {
-    const baseline = baselineAt100();
-    expect(baseline.fallTo(120)).toBe(false);
-    expect(baseline.fallTo(80)).toBe(true);
-    expect(baseline.valueMs).toBe(80);
-  });
-
-  it('moves to a measurement taken at the knee, up as well as down (a latency cliff, adr/0036)', () => {
-    const baseline = baselineAt100();
-    expect(baseline.setAtKnee(150)).toBe(true);
-    expect(baseline.valueMs).toBe(150);
-    expect(baseline.setAtKnee(150)).toBe(false);
-    expect(baseline.setAtKnee(Number.NaN)).toBe(false);
-    expect(baseline.valueMs).toBe(150);
-  });
-
-  it('does not rise on a higher latency without evidence', () => {
-    const baseline = baselineAt100();
-    for (let i = 0; i < 100; i++) baseline.update(300, 300, true, 20, 66, 1);
-    expect(baseline.valueMs).toBe(100);
-    expect(baseline.resets).toBe(0);
+  it('offers: the first value sets it, then only a lower one moves it', () => {
+    const baseline = new Baseline(DEFAULT_TUNING);
+    expect(baseline.offer(120, 110)).toBe('set');
+    expect(baseline.offer(130, 120)).toBe('none');
+    expect(baseline.offer(120, 100)).toBe('none');
+    expect(baseline.offer(95, 85)).toBe('fall');
+    expect([baseline.valueMs, baseline.meanMs]).toEqual([95, 85]);
   });
 });
 
-describe("the baseline: Uber's covariance reset", () => {
-  it('moves up after 10 windows of a rise in which goodput scaled with in-flight', () => {
+describe('the baseline: re-taken when stale (adr/0047)', () => {
+  it('is re-taken at the floor after raiseWindows (5) shrinking windows at 2x or more', () => {
     const baseline = baselineAt100();
-    const inflights = [50, 44, 38, 32, 27, 22, 18, 15, 12, 10];
-    const updates = inflights.map((n) => exogenous(baseline, n));
-    expect(updates.slice(0, MIN_EPISODE_WINDOWS - 1).every((u) => u === 'none')).toBe(true);
-    expect(updates[MIN_EPISODE_WINDOWS - 1]).toBe('reset');
-    expect(baseline.valueMs).toBe(300);
-    expect(baseline.resets).toBe(1);
-  });
-
-  it('keeps the baseline when goodput did not follow in-flight (our own queueing)', () => {
-    const baseline = baselineAt100();
-    // Above the knee: latency rises with in-flight, goodput flat at 100/s.
-    for (let i = 0; i < 50; i++) {
-      const n = 50 - (i % 25) * 1.6;
-      baseline.update(n * 10, n * 10, true, n, 100, 1);
-    }
+    expect([DEFAULT_TUNING.raiseRatio, DEFAULT_TUNING.raiseWindows]).toEqual([2, 5]);
+    for (let w = 0; w < 4; w++) expect(baseline.shrinking(300, 280, 1, true)).toBe(false);
     expect(baseline.valueMs).toBe(100);
-    expect(baseline.resets).toBe(0);
+    expect(baseline.shrinking(300, 280, 1, true)).toBe(true);
+    expect([baseline.valueMs, baseline.meanMs, baseline.raises]).toEqual([300, 280, 1]);
   });
 
-  it('keeps the baseline when in-flight barely moved (13 to 19: spread under 1.5)', () => {
+  it('counts the windows in a row: one under 2x the baseline starts over', () => {
     const baseline = baselineAt100();
-    for (let i = 0; i < 50; i++) exogenous(baseline, 13 + (i % 7));
-    expect(baseline.resets).toBe(0);
+    for (let w = 0; w < 4; w++) baseline.shrinking(300, 280, 1, true);
+    expect(baseline.shrinking(199, 190, 1, true)).toBe(false);
+    for (let w = 0; w < 4; w++) expect(baseline.shrinking(300, 280, 1, true)).toBe(false);
+    expect(baseline.shrinking(300, 280, 1, true)).toBe(true);
   });
 
-  it('keeps the baseline when goodput correlates but does not scale (elasticity under 0.5)', () => {
+  it('above the floor, is re-taken once in-flight halved and latency did not follow (a slower upstream)', () => {
     const baseline = baselineAt100();
-    for (let i = 0; i < 50; i++) {
-      const n = 10 + (i % 10) * 5;
-      baseline.update(300, 300, true, n, 100 + n * 0.1, 1);
-    }
-    expect(baseline.resets).toBe(0);
-  });
-
-  it('moves up to the latency of the low in-flight half of the episode, never the current one (the drift guard)', () => {
-    const baseline = baselineAt100();
-    // Latency still carries some queueing at high in-flight; the current window is the highest.
-    const latencies = [360, 340, 330, 320, 310, 300, 302, 298, 301, 380];
-    [50, 44, 38, 32, 27, 22, 18, 15, 12, 49].forEach((n, i) => {
-      exogenous(baseline, n, latencies[i]);
-    });
-    // Mean in-flight 30.7: the windows at 27, 22, 18, 15, 12 -> median of 310, 300, 302, 298, 301.
-    expect(baseline.valueMs).toBe(301);
-  });
-
-  it('skips the transition windows of a shift: their p90 still mixes the old latency in', () => {
-    const baseline = baselineAt100();
-    // The first windows of a 3x shift read 150-250 ms (old and new samples mixed), at high in-flight.
-    const latencies = [150, 200, 250, 300, 300, 300, 300, 300, 300, 300];
-    [57, 50, 43, 34, 27, 22, 18, 15, 13, 12].forEach((n, i) => {
-      exogenous(baseline, n, latencies[i]);
-    });
+    const inflights = [40, 35, 30, 25, 20];
+    const raised = inflights.map((inflight) => baseline.shrinking(300, 280, inflight, false));
+    expect(raised).toEqual([false, false, false, false, true]);
     expect(baseline.valueMs).toBe(300);
   });
 
-  it('needs fresh evidence after a reset: the episode ends with it', () => {
+  it('is kept when latency fell with the in-flight that built it (our own queue: elasticity 1)', () => {
     const baseline = baselineAt100();
-    [50, 44, 38, 32, 27, 22, 18, 15, 12, 10].forEach((n) => {
-      exogenous(baseline, n);
-    });
-    expect(baseline.episodeWindows).toBe(0);
-    // Latency rises again: a new episode, which needs its own ten windows.
-    const again = [50, 44, 38, 32, 27, 22, 18, 15, 12].map((n) => exogenous(baseline, n, 900));
-    expect(again.every((u) => u === 'none')).toBe(true);
-    expect(exogenous(baseline, 10, 900)).toBe('reset');
-    expect(baseline.valueMs).toBe(900);
+    // 400 ms at 40 in flight down to 200 ms at 20: latency halved with in-flight.
+    const windows: Array<[number, number]> = [
+      [400, 40],
+      [340, 34],
+      [280, 28],
+      [240, 24],
+      [200, 20],
+    ];
+    for (const [latencyMs, inflight] of windows)
+      expect(baseline.shrinking(latencyMs, latencyMs, inflight, false)).toBe(false);
+    expect([baseline.valueMs, baseline.raises]).toEqual([100, 0]);
   });
 
-  it('ends an episode as soon as latency falls back under the threshold', () => {
+  it('is kept while the in-flight has not halved over the descent', () => {
     const baseline = baselineAt100();
-    [50, 44, 38, 32, 27].forEach((n) => {
-      exogenous(baseline, n);
-    });
-    expect(baseline.episodeWindows).toBe(5);
-    baseline.update(105, 105, true, 20, 190, 1);
-    expect(baseline.episodeWindows).toBe(0);
-  });
-
-  it("starts an episode only above RISE_RATIO x the algorithm's own shrink ratio", () => {
-    expect(RISE_RATIO).toBe(1.1);
-    const baseline = baselineAt100();
-    baseline.update(215, 215, true, 20, 93, 2); // 2.15 < 2 x 1.1
-    expect(baseline.episodeWindows).toBe(0);
-    baseline.update(225, 225, true, 20, 89, 2); // 2.25 > 2.2
-    expect(baseline.episodeWindows).toBe(1);
-  });
-
-  it('keeps the threshold it started with while the algorithm shrinks (and tolerates more)', () => {
-    const baseline = baselineAt100();
-    baseline.update(150, 150, true, 40, 266, 1.2); // threshold 1.32: an episode
-    baseline.update(150, 150, true, 30, 200, 5); // Vegas at a small limit tolerates 5x: still one
-    expect(baseline.episodeWindows).toBe(2);
-  });
-
-  it('ignores windows while the filter is not warm (after an idle gap)', () => {
-    const baseline = baselineAt100();
-    expect(baseline.update(1, 1, false, 20, 200, 1)).toBe('none');
+    for (const inflight of [40, 36, 32, 28, 25, 21]) expect(baseline.shrinking(300, 280, inflight, false)).toBe(false);
     expect(baseline.valueMs).toBe(100);
+  });
+
+  it('starts a new descent after endDescent (a window that did not shrink)', () => {
+    const baseline = baselineAt100();
+    for (const inflight of [40, 35, 30, 25]) baseline.shrinking(300, 280, inflight, false);
+    baseline.endDescent();
+    // The descent now begins at 20: 20 -> 12 is not a halving yet, 20 -> 10 is.
+    expect(baseline.shrinking(300, 280, 20, false)).toBe(false);
+    for (const inflight of [18, 15, 12]) expect(baseline.shrinking(300, 280, inflight, false)).toBe(false);
+    expect(baseline.shrinking(300, 280, 10, false)).toBe(true);
+  });
+
+  it('is never re-taken downwards by the stale rule', () => {
+    const tuning = { ...DEFAULT_TUNING, raiseRatio: 0.5 };
+    const baseline = new Baseline(tuning);
+    baseline.set(100, 90);
+    for (let w = 0; w < 5; w++) baseline.shrinking(80, 70, 1, true);
+    expect([baseline.valueMs, baseline.raises]).toEqual([100, 0]);
   });
 });
 
-describe('the knee evidence (no-gain rule)', () => {
-  it('stands down once goodput is seen to follow in-flight (the limiter ran below the knee)', () => {
-    const knee = new KneeEvidence(50);
-    const steps = [10, 12, 14, 16, 18].map((n) => knee.observe(n, n * 10, true, false));
-    expect(steps).toEqual([false, false, false, false, false]);
-    expect(knee.confirmed).toBe(true);
+describe('the control loop re-measures a stale baseline (adr/0047)', () => {
+  it('drains and re-measures on a latency jump of raiseRatio while the limit did not grow, then restores the served concurrency', () => {
+    const controller = new LimitControlLoop(resolveControlConfig({}));
+    // 30 calls in flight at 100 ms: past the slow start, vegas holds at the app-limited 60.
+    const settled = feedWindows(controller, 20, 0, { inflight: 30 });
+    const at = feedUntilClose(controller, settled, { inflight: 30 });
+    expect(controller.snapshot()).toMatchObject({ limit: 60, baselineMs: 100 });
+    const changes: LimitChange[] = [];
+    controller.changes.subscribe((change) => changes.push(change));
+    // From the next window on the upstream answers in 300 ms (a failover): 200 answers per 2 s.
+    feedWindows(controller, 6, at + 1, { inflight: 30, latencyMs: 300 });
+    // The window at 300 ms: the drain, 0.1005 answers/ms x the 100 ms no-load mean x 0.5 = 5.0...
+    expect(changes[0]).toMatchObject({ from: 60, to: 5, direction: 'shrink', reason: 'baseline-raised' });
+    // ...then the window of calls admitted after it measures 300 ms, raiseRatio x the old no-load
+    // mean: the upstream got slower, and the limit returns to the exit rate x 300 ms = 30.
+    expect(changes[1]).toMatchObject({ from: 5, to: 30, direction: 'grow', reason: 'drain' });
+    expect(controller.snapshot().baselineMs).toBe(300);
+    expect(changes.slice(2).every((change) => change.reason === 'no-queue')).toBe(true);
   });
 
-  it('calls for a descent when in-flight moved 1.25x and goodput stayed flat', () => {
-    const knee = new KneeEvidence(50);
-    expect(MIN_NO_GAIN_WINDOWS).toBe(5);
-    const steps = [36, 30, 27, 25, 24].map((n) => knee.observe(n, 100, true, false));
-    expect(steps).toEqual([false, false, false, false, true]);
-    expect(knee.descending).toBe(true);
+  it('raises a baseline that keeps the limit at the floor with latency at 2x and more, and restarts a slow start', () => {
+    const controller = new LimitControlLoop(resolveControlConfig({}));
+    let at = feedWindows(controller, 2, 0, { inflight: 30 });
+    controller.setLimit(1, at);
+    // One call in flight; the upstream slows down a step at a time (no jump of 2x between windows),
+    // and vegas shrinks to the floor and sits there with latency at 2x and more (220 ms on).
+    const phases = [100, 150, 220, 300, 300, 300, 300, 300, 300];
+    let raisedAt = Number.NaN;
+    for (let i = 0; i < phases.length * 30 && raisedAt !== raisedAt; i++) {
+      at += 2_000 / 30;
+      controller.observe({ verdict: 'ok', latencyMs: phases[Math.floor(i / 30)]! }, at, 1);
+      if (controller.snapshot().baselineRaises > 0) raisedAt = at;
+    }
+    // Five shrinking windows at 2x or more (220, then 300 ms): the upstream is slower, not busier.
+    expect(raisedAt).toBeGreaterThan(16_000);
+    expect(controller.snapshot()).toMatchObject({ baselineMs: 300, baselineRaises: 1, slowStart: true, limit: 1 });
+    expect(controller.snapshot().lastChange).toMatchObject({ reason: 'baseline-raised', direction: 'hold' });
+    // The new slow start grows from the floor on the next binding sample.
+    controller.observe({ verdict: 'ok', latencyMs: 300 }, at + 10, 1);
+    expect(controller.limit).toBe(2);
   });
 
-  it('keeps descending until goodput falls below 90% of the plateau, then stands down', () => {
-    const knee = new KneeEvidence(50);
-    [36, 30, 27, 25, 24].forEach((n) => {
-      knee.observe(n, 100, true, false);
+  /** 400 callers on 50 servers at 100 ms that drop to 8 servers at `dropAt`; the baseline 30 s later. */
+  function capacityDrop(dropAt: number): LimitControlLoop {
+    const controller = new LimitControlLoop(resolveControlConfig({}));
+    runScripted({
+      controller,
+      durationMs: dropAt + 30_000,
+      clients: 400,
+      call: ({ inflight, now }) => ({ latencyMs: 100 * Math.max(1, inflight / (now >= dropAt ? 8 : 50)) }),
     });
-    expect(KNEE_GOODPUT_SHARE).toBe(0.9);
-    expect(knee.observe(21, 95, true, false)).toBe(true);
-    expect(knee.observe(19, 91, true, false)).toBe(true);
-    expect(knee.observe(17, 85, true, false)).toBe(false);
-    expect(knee.confirmed).toBe(true);
-    expect(knee.observe(30, 100, true, false)).toBe(false);
+    return controller;
+  }
+
+  it('re-measures the no-load latency after a capacity drop (50 -> 8 servers at 20 s): the jump drains below 8', () => {
+    const controller = capacityDrop(20_000);
+    expect(controller.snapshot()).toMatchObject({ baselineMs: 100, baselineRaises: 0 });
+    expect(controller.limit).toBeLessThanOrEqual(10);
   });
 
-  it('starts a descent at once when the upstream answers 429 while latency sits at the baseline', () => {
-    const knee = new KneeEvidence(50);
-    expect(knee.observe(20, 400, false, true)).toBe(true);
-    // The descent goes on without the limit binding (the 429s keep in-flight below it) ...
-    expect(knee.observe(18, 398, false, false)).toBe(true);
-    // ... until goodput falls under 90% of the 400/s plateau.
-    expect(knee.observe(9, 350, false, false)).toBe(false);
-    expect(knee.foundKnee).toBe(true);
-    expect(knee.confirmed).toBe(true);
-  });
-
-  it('collects evidence only from windows in which the limit bound', () => {
-    const knee = new KneeEvidence(50);
-    const steps = [36, 30, 27, 25, 24, 22].map((n) => knee.observe(n, 100, false, false));
-    expect(steps.every((step) => !step)).toBe(true);
-  });
-
-  it('says nothing while in-flight has not moved', () => {
-    const knee = new KneeEvidence(50);
-    const steps = Array.from({ length: 20 }, () => knee.observe(20, 100, true, false));
-    expect(steps.every((step) => !step)).toBe(true);
-    expect(knee.confirmed).toBe(false);
+  // Known bug (it.fails until fixed): when the drop falls late in a window, the jump rule's drain target uses that
+  // window's completion rate, mostly at 50 servers: 54 -> 12, above the 8 left. The baseline window
+  // after it measures our own queue (12 in flight on 8 servers: 150 ms) and keeps it: 145.6 ms.
+  it.fails('re-measures the no-load latency after a capacity drop wherever it falls in a window (at 22.5 s)', () => {
+    const controller = capacityDrop(22_500);
+    expect(controller.snapshot().baselineMs).toBeLessThan(105);
   });
 });

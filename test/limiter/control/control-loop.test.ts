@@ -1,117 +1,56 @@
 import { describe, expect, it } from 'vitest';
+import { defaultBeta, resolveControlConfig, type ControlOptions } from '../../../src/limiter/control-config';
+import { LimitControlLoop, createLimitController } from '../../../src/limiter/control-loop';
 import type { LimitChange } from '../../../src/limiter/controller';
-import {
-  CONTROL_DEFAULTS,
-  LimitControlLoop,
-  createLimitController,
-  resolveControlConfig,
-  type ControlOptions,
-} from '../../../src/limiter/control-loop';
 import { feed, feedWindows } from './support/feed';
+import { runScripted } from './support/scripted';
 
 function loop(options: ControlOptions = {}): LimitControlLoop {
   return new LimitControlLoop(resolveControlConfig(options));
 }
 
-describe('resolveControlConfig', () => {
-  it('fills every default, with the derived idle gap, into a frozen config', () => {
-    const config = resolveControlConfig(undefined);
-    expect(config).toEqual({ ...CONTROL_DEFAULTS, idleAfterMs: 60_000 });
-    expect(Object.isFrozen(config)).toBe(true);
-  });
-
-  it('carries the spec §6 defaults', () => {
-    expect(CONTROL_DEFAULTS).toMatchObject({
-      algorithm: 'vegas',
-      initialLimit: 20,
-      minLimit: 4,
-      maxLimit: 200,
-      updateIntervalMs: 100,
-      minWindowMs: 2_000,
-      maxWindowMs: 30_000,
-      minSamples: 50,
-      quantile: 0.9,
-      smoothing: 0.2,
-      rttTolerance: 1.5,
-      backoffRatio: 0.9,
-      correlationWindow: 50,
-      failure: 'hold',
-    });
-  });
-
-  it('leaves options it does not own alone (admission reads them from the same object)', () => {
-    expect(() => resolveControlConfig({ queueing: false, queueOrder: 'fifo' })).not.toThrow();
-  });
-
-  it('names the owner, the option, the range and the value in a bad option', () => {
-    expect(() => resolveControlConfig({ minLimit: 0 })).toThrow(
-      'resilix: limiter option "minLimit" must be an integer in [1, Infinity); received 0',
-    );
-    expect(() => resolveControlConfig({ maxLimit: 2.5 }, 'pool')).toThrow(
-      'resilix: pool option "maxLimit" must be an integer in [1, Infinity); received 2.5',
-    );
-    expect(() => resolveControlConfig({ quantile: 1 })).toThrow(
-      'resilix: limiter option "quantile" must be a number in (0, 1); received 1',
-    );
-    expect(() => resolveControlConfig({ algorithm: 'cubic' as never })).toThrow(
-      'resilix: limiter option "algorithm" must be one of "vegas", "gradient2", "aimd", "fixed"; received "cubic"',
-    );
-    expect(() => resolveControlConfig({ failure: 'retry' as never })).toThrow(RangeError);
-    expect(() => resolveControlConfig({ rttTolerance: 0.9 })).toThrow(RangeError);
-    expect(() => resolveControlConfig({ smoothing: 0 })).toThrow(RangeError);
-    expect(() => resolveControlConfig({ backoffRatio: 1 })).toThrow(RangeError);
-    expect(() => resolveControlConfig({ correlationWindow: 5 })).toThrow(RangeError);
-    expect(() => resolveControlConfig({ minSamples: 0 })).toThrow(RangeError);
-    expect(() => resolveControlConfig({ updateIntervalMs: -1 })).toThrow(RangeError);
-    expect(() => resolveControlConfig({ minWindowMs: '2s' })).toThrow(TypeError);
-    expect(() => resolveControlConfig('vegas')).toThrow(TypeError);
-  });
-
-  it('rejects explicit bounds that contradict each other, naming both', () => {
-    expect(() => resolveControlConfig({ minLimit: 50, maxLimit: 10 })).toThrow(
-      'resilix: limiter option "minLimit" (50) must not exceed "maxLimit" (10)',
-    );
-    expect(() => resolveControlConfig({ initialLimit: 300 })).toThrow(
-      '"initialLimit" (300) must not exceed "maxLimit" (200)',
-    );
-    expect(() => resolveControlConfig({ minWindowMs: 5_000, maxWindowMs: 1_000 })).toThrow(RangeError);
-  });
-
-  it('lets a default follow an explicit bound (maxLimit 10 alone gives initialLimit 10)', () => {
-    expect(resolveControlConfig({ maxLimit: 10 })).toMatchObject({ minLimit: 4, initialLimit: 10, maxLimit: 10 });
-    expect(resolveControlConfig({ maxLimit: 2 })).toMatchObject({ minLimit: 2, initialLimit: 2 });
-    expect(resolveControlConfig({ minLimit: 30 })).toMatchObject({ initialLimit: 30 });
-    expect(resolveControlConfig({ minWindowMs: 60_000 })).toMatchObject({ maxWindowMs: 60_000, idleAfterMs: 120_000 });
-  });
-});
+/**
+ * A vegas loop past its slow start, steering: 30 calls in flight at a flat 100 ms. The slow start
+ * grows to 31 (the last binding sample), ends after four rounds without growth, a settling round
+ * passes, and the window after it (100 samples, 2 s) measures the baseline at 100 ms at 3.1 s. The
+ * last settle is at 4 s; the next window closes at 5.1 s.
+ */
+function steering(options: ControlOptions = {}): { controller: LimitControlLoop; at: number } {
+  const controller = loop(options);
+  const at = feedWindows(controller, 2, 0, { inflight: 30 });
+  expect(controller.snapshot()).toMatchObject({ limit: 31, baselineMs: 100, slowStart: false });
+  return { controller, at };
+}
 
 describe('the control loop: shape', () => {
   it('starts at initialLimit with limit as a plain field (read on every admission)', () => {
     const controller = createLimitController(resolveControlConfig({ initialLimit: 12 }));
     expect(controller.limit).toBe(12);
     expect(Object.getOwnPropertyDescriptor(controller, 'limit')).toMatchObject({ value: 12, writable: true });
-    expect([controller.minLimit, controller.maxLimit]).toEqual([4, 200]);
+    expect([controller.minLimit, controller.maxLimit]).toEqual([1, 200]);
   });
 
-  it('reports an empty snapshot before any window', () => {
+  it('reports an empty snapshot before any window, in its slow start', () => {
     expect(loop().snapshot()).toEqual({
       algorithm: 'vegas',
-      limit: 20,
-      estimate: 20,
-      minLimit: 4,
+      limit: 1,
+      estimate: 1,
+      minLimit: 1,
       maxLimit: 200,
       baselineMs: undefined,
       latencyMs: undefined,
+      slowStart: true,
       windows: 0,
+      baselineRaises: 0,
       lastChange: undefined,
-      baselineResets: 0,
     });
   });
 });
 
 describe('the control loop: settle-driven windows (no timers)', () => {
+  // The fixed algorithm has no slow start: its windows close by the floor-and-count rule alone.
   it('closes a window only when a call settles at or after its floor with enough samples', () => {
-    const controller = loop();
+    const controller = loop({ algorithm: 'fixed', initialLimit: 20 });
     feed(controller, { count: 100, fromMs: 0, toMs: 2_000 }); // last settle at 1 980 ms
     expect(controller.snapshot().windows).toBe(0);
     controller.observe({ verdict: 'ok', latencyMs: 100 }, 2_000, 20);
@@ -119,8 +58,8 @@ describe('the control loop: settle-driven windows (no timers)', () => {
   });
 
   it('checks at most once per updateIntervalMs (100 ms)', () => {
-    const controller = loop();
-    feed(controller, { count: 60, fromMs: 0, toMs: 1_950 }); // checks at 0, 33, 130, ... last at 1 918
+    const controller = loop({ algorithm: 'fixed', initialLimit: 20 });
+    feed(controller, { count: 60, fromMs: 0, toMs: 1_950 }); // checks at 0, 130, 260, ... last at 1 918
     controller.observe({ verdict: 'ok', latencyMs: 100 }, 1_960, 20); // too early: floor is 2 000
     controller.observe({ verdict: 'ok', latencyMs: 100 }, 2_010, 20); // within 100 ms of the last check
     expect(controller.snapshot().windows).toBe(0);
@@ -129,33 +68,45 @@ describe('the control loop: settle-driven windows (no timers)', () => {
   });
 
   it('lets a rejected or cancelled settle close a window on time, without counting it', () => {
-    const controller = loop();
+    const controller = loop({ algorithm: 'fixed', initialLimit: 20 });
     feed(controller, { count: 100, fromMs: 0, toMs: 2_000 });
     controller.observe({ verdict: 'cancelled', latencyMs: 1 }, 2_000, 20);
     expect(controller.snapshot().windows).toBe(1);
     expect(controller.snapshot().latencyMs).toBeCloseTo(100, 10);
   });
 
-  it('holds while warming up, then steps: vegas grows by beta on the third window (no queue)', () => {
-    // beta at L = 20 is 6 x (1/3) x 2^0.75 = 3.364 requests (adr/0036), not 6 log10(20) = 7.8.
+  it('closes a slow-start round after one round trip, not at the 2 s floor (adr/0045)', () => {
     const controller = loop();
-    const reasons: string[] = [];
-    controller.changes.subscribe((change) => reasons.push(change.reason));
-    feedWindows(controller, 2, 0);
-    expect(controller.snapshot()).toMatchObject({ limit: 20, windows: 2, baselineMs: undefined });
-    expect(controller.snapshot().lastChange).toMatchObject({ direction: 'hold', reason: 'warming-up' });
-    feedWindows(controller, 1, 4_000);
-    expect(controller.snapshot()).toMatchObject({ limit: 23, baselineMs: 100, latencyMs: 100, windows: 3 });
-    expect(controller.snapshot().estimate).toBeCloseTo(23.36359, 5);
-    expect(reasons).toEqual(['no-queue']);
+    // The round opens at its first settle (0 ms); it ends when a call admitted after that ends.
+    controller.observe({ verdict: 'ok', latencyMs: 100 }, 0, 1); // started at -100
+    controller.observe({ verdict: 'ok', latencyMs: 100 }, 99, 1); // started at -1: not yet
+    expect(controller.snapshot().windows).toBe(0);
+    controller.observe({ verdict: 'ok', latencyMs: 100 }, 100, 1); // started at 0: a round trip
+    expect(controller.snapshot().windows).toBe(1);
+  });
+
+  it('measures the baseline in the window after the slow start (warming-up), then steps: no queue, + beta', () => {
+    const controller = loop();
+    const changes: LimitChange[] = [];
+    controller.changes.subscribe((change) => changes.push(change));
+    feedWindows(controller, 2, 0, { inflight: 30 });
+    // Until the baseline window has closed (3.1 s) every decision after the slow start holds.
+    expect(controller.snapshot()).toMatchObject({ limit: 31, baselineMs: 100, latencyMs: 100, windows: 12 });
+    expect(controller.snapshot().lastChange).toMatchObject({ direction: 'hold', reason: 'warming-up', at: 3_100 });
+    expect(changes.every((change) => change.reason === 'slow-start')).toBe(true);
+    // The first steering window: no queue at all, so vegas grows by beta(31) = 2 x 3.1^0.6 = 3.94.
+    feedWindows(controller, 1, 4_000, { inflight: 30 });
+    expect(controller.snapshot().estimate).toBeCloseTo(31 + defaultBeta(31), 10);
+    expect(changes.at(-1)).toEqual({ from: 31, to: 34, direction: 'grow', reason: 'no-queue', at: 5_100 });
   });
 
   it('tunes on latencyMs, the time after the queue: queuedMs changes nothing', () => {
     const quiet = loop();
     const queued = loop();
-    feedWindows(quiet, 20, 0, { latencyMs: 100 });
-    feedWindows(queued, 20, 0, { latencyMs: 100, queuedMs: 60_000 });
+    feedWindows(quiet, 20, 0, { latencyMs: 100, inflight: 30 });
+    feedWindows(queued, 20, 0, { latencyMs: 100, inflight: 30, queuedMs: 60_000 });
     expect(queued.snapshot()).toEqual(quiet.snapshot());
+    expect(quiet.limit).toBe(60);
   });
 });
 
@@ -166,30 +117,40 @@ describe('the control loop: guardrails and guards', () => {
     expect(controller.limit).toBe(30);
     expect(controller.snapshot().lastChange?.reason).toBe('at-max');
     feedWindows(controller, 40, 20_000, { verdict: 'timeout', latencyMs: 5_000 });
-    expect(controller.limit).toBe(4);
+    expect(controller.limit).toBe(1);
     expect(controller.snapshot().lastChange?.reason).toBe('at-min');
   });
 
-  it('admits on the integer part of a fractional estimate', () => {
-    const controller = loop();
-    feedWindows(controller, 3, 0);
-    expect(controller.snapshot().estimate).toBeCloseTo(23.36359, 5);
-    expect(controller.limit).toBe(23);
+  it('admits the estimate rounded by error diffusion: 7.5 admits 7 and 8 in turn', () => {
+    const controller = loop({ algorithm: 'fixed', initialLimit: 7 });
+    controller.setLimit(7.5, 0); // a manual resize admits the integer part
+    expect([controller.limit, controller.snapshot().estimate]).toEqual([7, 7.5]);
+    const limits: number[] = [];
+    let at = 0;
+    for (let w = 0; w < 6; w++) {
+      at = feedWindows(controller, 1, at, { inflight: 7 });
+      limits.push(controller.limit);
+    }
+    expect(limits).toEqual([7, 8, 7, 8, 7, 8]);
+    expect(controller.snapshot().estimate).toBe(7.5);
   });
 
   it('does not grow past max(initialLimit, 2 x peak in-flight) when demand is far below the limit', () => {
     const controller = loop();
     feedWindows(controller, 10, 0, { inflight: 3 });
-    expect(controller.limit).toBe(20);
+    // The slow start stops at 4 (the last call that found the limit binding), vegas goes on to 6.
+    expect(controller.limit).toBe(6);
     expect(controller.snapshot().lastChange).toMatchObject({ direction: 'hold', reason: 'app-limited' });
   });
 
   it('lets a limit below initialLimit climb back to it on healthy latency alone', () => {
-    const controller = loop();
-    controller.setLimit(8, 0);
-    // From 8 the no-queue step is beta = 6 x (1/3) x 0.8^0.75 = 1.69, growing with L (adr/0036).
-    feedWindows(controller, 15, 0, { inflight: 1 });
+    const controller = loop({ initialLimit: 20 });
+    const at = feedWindows(controller, 4, 0, { inflight: 1 });
+    expect(controller.snapshot()).toMatchObject({ limit: 20, slowStart: false, baselineMs: 100 });
+    controller.setLimit(8, at);
+    feedWindows(controller, 15, at, { inflight: 1 });
     expect(controller.limit).toBe(20);
+    expect(controller.snapshot().lastChange).toMatchObject({ reason: 'app-limited' });
   });
 
   it('grows up to twice the peak in-flight when demand is there', () => {
@@ -199,30 +160,37 @@ describe('the control loop: guardrails and guards', () => {
   });
 
   it('does not grow on a window where failures are half the answers or more', () => {
-    const controller = loop();
-    const start = feedWindows(controller, 3, 0); // baseline 100 ms, limit 23
-    expect(controller.limit).toBe(23);
+    const { controller, at: start } = steering();
+    // The first window (3.1 to 5.1 s) still holds a second of clean samples: it grows by beta(31).
     for (let w = 0; w < 10; w++) {
       const at = start + w * 2_000;
-      feed(controller, { count: 40, fromMs: at, toMs: at + 1_000, latencyMs: 100 });
-      feed(controller, { count: 60, fromMs: at + 1_000, toMs: at + 2_000, verdict: 'failure', latencyMs: 1 });
+      feed(controller, { count: 40, fromMs: at, toMs: at + 1_000, latencyMs: 100, inflight: 30 });
+      feed(controller, {
+        count: 60,
+        fromMs: at + 1_000,
+        toMs: at + 2_000,
+        verdict: 'failure',
+        latencyMs: 1,
+        inflight: 30,
+      });
     }
-    expect(controller.limit).toBe(23);
+    expect(controller.snapshot().estimate).toBeCloseTo(31 + defaultBeta(31), 10);
     expect(controller.snapshot().lastChange).toMatchObject({ direction: 'hold', reason: 'failures' });
     expect(controller.snapshot().baselineMs).toBe(100);
   });
 
   it('does not count a timeout that ran for less than the baseline (it waited in our queue) as a reduce signal', () => {
-    const controller = loop();
-    const start = feedWindows(controller, 3, 0); // baseline 100 ms, limit 23
-    expect(controller.limit).toBe(23);
+    const { controller, at: start } = steering();
     // Deadline spent queued: the upstream ran each call for 20 ms before the timeout.
-    feedWindows(controller, 5, start, { verdict: 'timeout', latencyMs: 20, count: 50 });
-    expect(controller.limit).toBe(23);
-    // The same timeouts after 5 s at the upstream cut the limit (x0.81 a window).
-    feedWindows(controller, 1, start + 10_000, { verdict: 'timeout', latencyMs: 5_000, count: 50 });
+    feedWindows(controller, 5, start, { verdict: 'timeout', latencyMs: 20, count: 50, inflight: 30 });
+    // Only the clean window before them closed: no queue, + beta(31).
+    const estimate = controller.snapshot().estimate;
+    expect(estimate).toBeCloseTo(31 + defaultBeta(31), 10);
+    expect(controller.snapshot().lastChange).toMatchObject({ reason: 'no-queue' });
+    // The same timeouts after 5 s at the upstream cut the estimate by the full x0.81.
+    feedWindows(controller, 1, start + 10_000, { verdict: 'timeout', latencyMs: 5_000, count: 50, inflight: 30 });
     expect(controller.snapshot().lastChange).toMatchObject({ direction: 'shrink', reason: 'timeout' });
-    expect(controller.limit).toBe(18);
+    expect(controller.snapshot().estimate).toBeCloseTo(estimate * 0.81, 10);
   });
 
   it('never moves the fixed algorithm on its own', () => {
@@ -230,7 +198,16 @@ describe('the control loop: guardrails and guards', () => {
     feedWindows(controller, 10, 0, { verdict: 'timeout' });
     feedWindows(controller, 10, 20_000);
     expect(controller.limit).toBe(7);
-    expect(controller.snapshot()).toMatchObject({ algorithm: 'fixed', baselineMs: 100 });
+    expect(controller.snapshot()).toMatchObject({ algorithm: 'fixed', slowStart: false, latencyMs: 100 });
+  });
+
+  // Regression (fixed): fixed.ts says "Windows still close, so the snapshot reports latency and
+  // baseline", but the loop only takes a first baseline during a slow start or after a drain, and
+  // the fixed algorithm has neither.
+  it('reports the baseline of the fixed algorithm (fixed.ts: "the snapshot reports latency and baseline")', () => {
+    const controller = loop({ algorithm: 'fixed', initialLimit: 7 });
+    feedWindows(controller, 10, 0);
+    expect(controller.snapshot().baselineMs).toBe(100);
   });
 });
 
@@ -239,23 +216,21 @@ describe('the control loop: telemetry', () => {
     const controller = loop();
     const events: LimitChange[] = [];
     controller.changes.subscribe((change) => events.push(change));
-    feedWindows(controller, 4, 0);
+    // 400 callers at a flat 100 ms for 300 ms: the slow start's first three round trips.
+    runScripted({ controller, durationMs: 300, clients: 400, call: () => ({ latencyMs: 100 }) });
     expect(events).toEqual([
-      { from: 20, to: 23, direction: 'grow', reason: 'no-queue', at: 6_000 },
-      { from: 23, to: 27, direction: 'grow', reason: 'no-queue', at: 8_000 },
+      { from: 1, to: 2, direction: 'grow', reason: 'slow-start', at: 100 },
+      { from: 2, to: 3, direction: 'grow', reason: 'slow-start', at: 200 },
+      { from: 3, to: 4, direction: 'grow', reason: 'slow-start', at: 300 },
+      { from: 4, to: 5, direction: 'grow', reason: 'slow-start', at: 300 },
+      { from: 5, to: 6, direction: 'grow', reason: 'slow-start', at: 300 },
     ]);
   });
 
   it('records the last decision in the snapshot even when the limit held', () => {
-    const controller = loop();
-    feedWindows(controller, 1, 0);
-    expect(controller.snapshot().lastChange).toEqual({
-      from: 20,
-      to: 20,
-      direction: 'hold',
-      reason: 'warming-up',
-      at: 2_000,
-    });
+    const controller = loop({ algorithm: 'fixed', initialLimit: 7 });
+    feedWindows(controller, 1, 0, { inflight: 7 });
+    expect(controller.snapshot().lastChange).toEqual({ from: 7, to: 7, direction: 'hold', reason: 'fixed', at: 2_000 });
   });
 
   it('resizes on setLimit, clamped, with reason manual', () => {
@@ -266,76 +241,92 @@ describe('the control loop: telemetry', () => {
     expect(controller.limit).toBe(200);
     expect(controller.setLimit(200, 11)).toBe(false);
     expect(controller.setLimit(2.7, 12)).toBe(true);
-    expect(controller.limit).toBe(4);
+    expect(controller.limit).toBe(2);
+    expect(controller.setLimit(0, 13)).toBe(true);
+    expect(controller.limit).toBe(1);
     expect(events.map((e) => [e.to, e.reason])).toEqual([
       [200, 'manual'],
-      [4, 'manual'],
+      [2, 'manual'],
+      [1, 'manual'],
     ]);
-    expect(() => controller.setLimit(Number.NaN, 13)).toThrow(TypeError);
+    expect(() => controller.setLimit(Number.NaN, 14)).toThrow(TypeError);
   });
 });
 
 describe('the control loop: the idle rule (adr/0031)', () => {
-  /** A vegas loop clamped at minLimit 4 by timeouts, its last settle at `clampedAt` ms. */
+  /** A vegas loop driven to minLimit 1 by timeouts after its slow start; its last settle at `clampedAt`. */
   function clamped(): { controller: LimitControlLoop; clampedAt: number } {
-    const controller = loop();
-    const clampedAt = feedWindows(controller, 30, 0, { verdict: 'timeout', latencyMs: 5_000 });
-    expect(controller.limit).toBe(4);
+    const { controller, at } = steering();
+    const clampedAt = feedWindows(controller, 30, at, { verdict: 'timeout', latencyMs: 5_000 });
+    expect(controller.snapshot()).toMatchObject({ limit: 1, slowStart: false, baselineMs: 100 });
     return { controller, clampedAt };
   }
 
   it('does nothing for gaps shorter than 2 x maxWindowMs (60 s)', () => {
     const { controller, clampedAt } = clamped();
     controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 59_999, 1);
-    expect(controller.limit).toBe(4);
+    expect(controller.snapshot().slowStart).toBe(false);
   });
 
-  it('halves the distance to initialLimit after a 60 s gap: 4 -> 12', () => {
+  it('restarts a slow start from the limit it has after 60 s with nothing in flight (RFC 5681 §4.1)', () => {
     const { controller, clampedAt } = clamped();
-    expect(controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 60_000, 1)).toBe(true);
-    expect(controller.limit).toBe(12);
-    expect(controller.snapshot().lastChange).toMatchObject({
-      from: 4,
-      to: 12,
-      direction: 'grow',
-      reason: 'idle-reset',
-    });
+    // The gap runs from the last lesson to the start of the call that ends it (60 s: nothing was in
+    // flight). The settle already finds the limit binding: the new slow start grows.
+    expect(controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 60_100, 1)).toBe(true);
+    expect(controller.snapshot()).toMatchObject({ limit: 2, slowStart: true, baselineMs: 100 });
+    expect(controller.snapshot().lastChange).toMatchObject({ from: 1, to: 2, reason: 'slow-start' });
   });
 
-  it('relaxes once per gap, even when the settle that ends it teaches nothing', () => {
+  it('restarts even when the settle that ends the gap teaches nothing', () => {
     const { controller, clampedAt } = clamped();
-    controller.observe({ verdict: 'cancelled', latencyMs: 1 }, clampedAt + 60_000, 1);
     controller.observe({ verdict: 'cancelled', latencyMs: 1 }, clampedAt + 60_001, 1);
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 60_002, 1);
-    expect(controller.limit).toBe(12);
-  });
-
-  it('is all but back at initialLimit after ten minutes: 20 - 16 x 2^-10 = 19.98', () => {
-    const { controller, clampedAt } = clamped();
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 600_000, 1);
-    expect(controller.snapshot().estimate).toBeCloseTo(20 - 16 / 1024, 10);
-    expect(controller.limit).toBe(19);
+    expect(controller.snapshot()).toMatchObject({ limit: 1, slowStart: true, latencyMs: undefined });
+    controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 60_200, 1);
+    controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 60_300, 1); // a round trip
+    // The new slow start's first round: it grew on the binding sample and closed on a round trip.
+    expect(controller.snapshot()).toMatchObject({ limit: 2, latencyMs: 100, slowStart: true });
   });
 
   it('drops the half-filled window and the stale latency smoothing', () => {
-    const controller = loop();
-    feedWindows(controller, 5, 0, { latencyMs: 100 });
-    feed(controller, { count: 40, fromMs: 10_001, toMs: 11_000, latencyMs: 900 }); // half a window
-    const resumedAt = 11_000 + 120_000;
+    const { controller, at: end } = steering();
+    feed(controller, { count: 40, fromMs: end + 1, toMs: end + 1_000, latencyMs: 900, inflight: 30 }); // half a window
+    const resumedAt = end + 1_000 + 120_000;
     controller.observe({ verdict: 'ok', latencyMs: 100 }, resumedAt, 1);
     expect(controller.snapshot().latencyMs).toBeUndefined();
-    // 40 stale samples + 10 fresh ones would close the window at 2 s; 10 fresh ones alone do not.
-    feed(controller, { count: 10, fromMs: resumedAt + 1, toMs: resumedAt + 2_100 });
-    expect(controller.snapshot().windows).toBe(5);
+    // The first round after the gap holds fresh samples only: its mean is 100 ms, not 900-ish.
+    controller.observe({ verdict: 'ok', latencyMs: 100 }, resumedAt + 100, 2);
+    expect(controller.snapshot().latencyMs).toBe(100);
   });
 
-  it('keeps a limit above initialLimit (that was learned) and the baseline', () => {
+  it('keeps a learned limit and the baseline', () => {
     const controller = loop();
-    const end = feedWindows(controller, 30, 0);
+    const end = feedWindows(controller, 30, 0, { inflight: 30 });
     const before = controller.snapshot();
-    expect(before.limit).toBeGreaterThan(20);
+    expect(before.limit).toBe(60);
     controller.observe({ verdict: 'ok', latencyMs: 100 }, end + 3_600_000, 1);
-    expect(controller.limit).toBe(before.limit);
-    expect(controller.snapshot().baselineMs).toBe(before.baselineMs);
+    expect(controller.snapshot()).toMatchObject({ limit: 60, baselineMs: before.baselineMs, slowStart: true });
+  });
+
+  it('is not idle when the call that ends the gap was in flight before it began (a stream, a slow call)', () => {
+    const { controller, clampedAt } = clamped();
+    // Started 1 ms before the last settle, it ran through the whole gap.
+    controller.observe({ verdict: 'ok', latencyMs: 70_001, durationMs: 70_001 }, clampedAt + 70_000, 1);
+    expect(controller.snapshot().slowStart).toBe(false);
+  });
+
+  it('is not idle after a gap that a marked stream spans: its mark taught the loop inside it', () => {
+    const { controller, clampedAt } = clamped();
+    controller.observeMark(500, clampedAt + 501, 1);
+    controller.observe({ verdict: 'ok', latencyMs: 500, durationMs: 70_000 }, clampedAt + 70_001, 1, true);
+    expect(controller.snapshot().slowStart).toBe(false);
+  });
+
+  // Regression (fixed): idle means nothing in flight for idleAfterMs, but the loop only asks whether
+  // the settling call started before the last settle. A call that started 1 ms after it and ran
+  // for 70 s kept the upstream busy through the gap, and its settle still restarts the slow start.
+  it('is not idle when the call that ends the gap started inside it and ran through it', () => {
+    const { controller, clampedAt } = clamped();
+    controller.observe({ verdict: 'ok', latencyMs: 69_999, durationMs: 69_999 }, clampedAt + 70_000, 1);
+    expect(controller.snapshot().slowStart).toBe(false);
   });
 });

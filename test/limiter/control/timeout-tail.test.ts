@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { LimitControlLoop, resolveControlConfig } from '../../../src/limiter/control-loop';
+import { defaultBeta, resolveControlConfig } from '../../../src/limiter/control-config';
+import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import { TAIL_CAP, TAIL_NOISE_Z, TAIL_WEIGHT, TimeoutTail } from '../../../src/limiter/timeout-tail';
-import { feedWindows } from './support/feed';
+import { feedUntilClose, feedWindows } from './support/feed';
 
 /**
  * adr/0037: a steady timeout share that arrives without a latency rise is the upstream's tail,
@@ -63,33 +64,43 @@ function tailWindow(
 }
 
 describe('the control loop with a steady 1% of timeouts on a healthy upstream (adr/0037)', () => {
+  /**
+   * Past its slow start with 30 calls in flight at 100 ms (baseline 100 ms), one steering window
+   * grown by beta(31); a window opens at `at` - 1 and every `tailWindow` from `at` fills one.
+   */
   function healthy(): { loop: LimitControlLoop; at: number } {
     const loop = new LimitControlLoop(resolveControlConfig({}));
-    const at = feedWindows(loop, 4, 0, { inflight: 30 }); // baseline 100 ms, limit 20 -> 23 -> 27
+    const start = feedWindows(loop, 2, 0, { inflight: 30 });
+    const at = feedUntilClose(loop, start, { inflight: 30 }) + 1;
+    expect(loop.snapshot().estimate).toBeCloseTo(31 + defaultBeta(31), 10);
     return { loop, at };
   }
 
   it('stops cutting once the tail is learnt, and grows again to the app-limited ceiling 2 x 30 = 60', () => {
     const { loop, at } = healthy();
-    const limits: number[] = [loop.limit];
-    for (let w = 0; w < 40; w++) {
+    // A window closes at the first settle of the next one: `decided[w]` is the estimate after window w.
+    const start = loop.snapshot().estimate;
+    const decided: number[] = [];
+    for (let w = 0; w < 41; w++) {
       tailWindow(loop, at + w * 2_000, 600, 6, 30);
-      limits.push(loop.limit);
+      if (w > 0) decided.push(loop.snapshot().estimate);
     }
-    // The first windows still cut (x0.981 for 6 of 600 with nothing learnt), then the tail
-    // excuses them and vegas grows on the healthy latency.
-    // Seven windows cut by ~x0.98 each while the tail is learnt (27 -> 25); from the eighth, 6
-    // timeouts are within the expected 3.1 + 2 sqrt(3.1) and vegas grows on the healthy latency.
-    expect(limits.slice(0, 10)).toEqual([27, 27, 26, 26, 26, 25, 25, 25, 29, 34]);
-    expect(Math.min(...limits)).toBe(25);
+    // The first window cuts by x0.981 (6 of 601 answers, the next window's first settle closing it,
+    // with nothing learnt: a tenth of the full x0.81 for a 1% share); the next ones by less as the tail is learnt; from the seventh, 6 timeouts
+    // are within the expected ~4 + 2 sqrt(4) and vegas grows on the healthy latency.
+    expect(decided[0]).toBeCloseTo(start * (1 - 0.19 * (6 / 601 / 0.1)), 10);
+    expect(decided.slice(1, 6).every((estimate, w) => estimate < decided[w]!)).toBe(true);
+    expect(Math.min(...decided)).toBe(decided[5]);
+    expect(decided[5]! / start).toBeGreaterThan(0.94); // six small cuts: 1% of timeouts, less each time
+    expect(decided[6]).toBeGreaterThan(decided[5]!);
     expect(loop.limit).toBe(60);
     expect(loop.snapshot().lastChange).toMatchObject({ reason: 'app-limited' });
   });
 
-  it('still walks the limit to the floor on a steady 10% of timeouts (twice the 5% cap): 27 -> 4', () => {
+  it('still walks the limit to the floor on a steady 10% of timeouts (twice the 5% cap)', () => {
     const { loop, at } = healthy();
     for (let w = 0; w < 40; w++) tailWindow(loop, at + w * 2_000, 600, 60, 30);
-    expect(loop.limit).toBe(4);
+    expect(loop.limit).toBe(1);
   });
 
   it('still cuts by the full x0.81 when timeouts jump from the learnt 1% to 20% of a window', () => {
@@ -112,14 +123,17 @@ describe('the control loop with a steady 1% of timeouts on a healthy upstream (a
       tailWindow(learnt.loop, learnt.at + w * 2_000, 600, 6, 30, 100);
     }
     // Then one more such window at the baseline latency each.
-    for (const { loop, at } of [risen, learnt]) {
+    const before = [risen, learnt].map(({ loop, at }) => {
       tailWindow(loop, at + 20_000, 600, 6, 30, 100);
+      const estimate = loop.snapshot().estimate;
       tailWindow(loop, at + 22_000, 1, 0, 30, 100); // closes the window
-    }
-    // Unlearnt, the timeouts are counted in full: a cut of x0.976.
+      return estimate;
+    });
+    // Unlearnt, the timeouts are counted in full: a cut of x0.981.
     expect(risen.loop.snapshot().lastChange).toMatchObject({ direction: 'shrink', reason: 'timeout' });
-    expect(risen.loop.snapshot().estimate).toBeCloseTo(23.55, 2);
+    expect(risen.loop.snapshot().estimate).toBeCloseTo(before[0]! * (1 - 0.19 * (6 / 600 / 0.1)), 10);
     // Learnt, they are the tail: vegas decides on latency.
     expect(learnt.loop.snapshot().lastChange).toMatchObject({ direction: 'grow', reason: 'no-queue' });
+    expect(learnt.loop.snapshot().estimate).toBeGreaterThan(before[1]!);
   });
 });

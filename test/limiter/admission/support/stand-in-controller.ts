@@ -1,8 +1,16 @@
-import type { LimitChange, LimitControllerSnapshot, Observation } from '../../../../src/index';
+import type { LimitChange, LimitChangeReason, LimitControllerSnapshot, Observation } from '../../../../src/index';
 import { EventChannel, type LimitController } from '../../../../src/internal';
 
 export interface ObserveCall {
   observation: Observation;
+  now: number;
+  inflight: number;
+  /** The call reported its latency at a mark before (`observeMark`). */
+  marked: boolean;
+}
+
+export interface MarkCall {
+  latencyMs: number;
   now: number;
   inflight: number;
 }
@@ -16,6 +24,7 @@ export class StandInController implements LimitController {
   readonly maxLimit: number;
   readonly changes = new EventChannel<LimitChange>();
   readonly observed: ObserveCall[] = [];
+  readonly marks: MarkCall[] = [];
   /** When set, the next observe moves the limit here (as a window close would). */
   limitAfterNextObserve: number | undefined = undefined;
   private current: number;
@@ -30,12 +39,17 @@ export class StandInController implements LimitController {
     return this.current;
   }
 
-  observe(observation: Observation, now: number, inflight: number): boolean {
-    this.observed.push({ observation: { ...observation }, now, inflight }); // Observations are reused after settle
+  observe(observation: Observation, now: number, inflight: number, marked = false): boolean {
+    this.observed.push({ observation: { ...observation }, now, inflight, marked }); // Observations are reused after settle
     const next = this.limitAfterNextObserve;
     if (next === undefined) return false;
     this.limitAfterNextObserve = undefined;
-    return this.move(next, now, 'window');
+    return this.move(next, now, 'no-queue');
+  }
+
+  observeMark(latencyMs: number, now: number, inflight: number): boolean {
+    this.marks.push({ latencyMs, now, inflight });
+    return false;
   }
 
   setLimit(limit: number, now: number): boolean {
@@ -51,12 +65,14 @@ export class StandInController implements LimitController {
       maxLimit: this.maxLimit,
       baselineMs: undefined,
       latencyMs: undefined,
+      slowStart: false,
       windows: 0,
+      baselineRaises: 0,
       lastChange: undefined,
     };
   }
 
-  private move(limit: number, at: number, reason: string): boolean {
+  private move(limit: number, at: number, reason: LimitChangeReason): boolean {
     const to = Math.min(this.maxLimit, Math.max(this.minLimit, Math.floor(limit)));
     const from = this.current;
     if (to === from) return false;

@@ -56,3 +56,21 @@ export function feedWindows(
   );
   return at;
 }
+
+/**
+ * Feeds settlements every `stepMs` from `fromMs` until one closes a window; returns its time (the
+ * next window opens there). For tests that need a window to start at a known time.
+ */
+export function feedUntilClose(
+  controller: LimitController,
+  fromMs: number,
+  stream: { verdict?: Verdict; latencyMs?: number; inflight?: number; stepMs?: number } = {},
+): number {
+  const windows = controller.snapshot().windows;
+  const stepMs = stream.stepMs ?? 10;
+  const observation = { verdict: stream.verdict ?? 'ok', latencyMs: stream.latencyMs ?? 100 };
+  for (let at = fromMs; ; at += stepMs) {
+    controller.observe(observation, at, stream.inflight ?? controller.limit);
+    if (controller.snapshot().windows > windows) return at;
+  }
+}

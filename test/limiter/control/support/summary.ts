@@ -1,4 +1,5 @@
 import type { Decision, WindowSummary } from '../../../../src/limiter/algorithms/algorithm';
+import type { LimitChangeReason } from '../../../../src/limiter/controller';
 
 /** A window summary for algorithm unit tests: 100 healthy samples, no pressure, unless overridden. */
 export function summary(overrides: Partial<WindowSummary> = {}): WindowSummary {
@@ -23,6 +24,7 @@ export function summary(overrides: Partial<WindowSummary> = {}): WindowSummary {
   return merged;
 }
 
+/** A decision no algorithm has written yet (an empty reason, so a test sees that one was). */
 export function decision(): Decision {
-  return { estimate: Number.NaN, reason: '' };
+  return { estimate: Number.NaN, reason: '' as LimitChangeReason };
 }

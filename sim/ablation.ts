@@ -1,0 +1,184 @@
+/**
+ * `npm run sim:ablation -- [--seeds 2] [--jobs 2] [--out docs/ablation.md] [variant names...]`:
+ * the ablation study of the control loop (adr/0045). Each variant turns one mechanism of the
+ * shipped tuning (src/limiter/control-tuning.ts) off, or moves one of its main constants to half
+ * or twice its value; every variant runs the same scenarios on the same seeds as the shipped tuning, through
+ * `npm run sim:sweep` with `SIM_TUNING` set (sim/tuning.ts). A mechanism earns its place when
+ * turning it off fails runs the shipped tuning passes.
+ *
+ * Prints a table (and writes it to `--out`): per variant, the gated runs passed, the difference
+ * from the shipped tuning, and the scenarios it loses and gains.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_TUNING, type ControlTuning } from '../src/limiter/control-tuning';
+import type { SweepRun } from './sweep-seeds';
+
+interface Variant {
+  readonly name: string;
+  /** The mechanism or constant, and what the variant does to it. */
+  readonly what: string;
+  readonly tuning: Partial<ControlTuning>;
+}
+
+/** One scenario per behaviour the loop must get right; each runs the default path (vegas, execute). */
+export const ABLATION_SCENARIOS = [
+  'cold-start-c6-vegas',
+  'cold-start-c100-vegas',
+  'convergence-c10-vegas',
+  'convergence-c50-vegas',
+  'capacity-halves-vegas',
+  'latency-cliff-vegas',
+  'baseline-shift-vegas',
+  'demand-step-c20-vegas',
+  'many-clients-n10-s2-vegas',
+  'machine-noise-vegas',
+  'explicit-overload-k4-vegas',
+  'production-slowdown',
+  'streaming-mark',
+  'tail-timeouts',
+] as const;
+
+const half = (key: keyof ControlTuning): Variant => ({
+  name: `${key} x0.5`,
+  what: `${key} ${String(DEFAULT_TUNING[key])} -> ${Number(DEFAULT_TUNING[key]) / 2}`,
+  tuning: { [key]: Number(DEFAULT_TUNING[key]) / 2 },
+});
+const double = (key: keyof ControlTuning): Variant => ({
+  name: `${key} x2`,
+  what: `${key} ${String(DEFAULT_TUNING[key])} -> ${Number(DEFAULT_TUNING[key]) * 2}`,
+  tuning: { [key]: Number(DEFAULT_TUNING[key]) * 2 },
+});
+const off = (name: string, what: string, tuning: Partial<ControlTuning>): Variant => ({ name, what, tuning });
+
+/** The variants: every mechanism off, and the main constants halved or doubled. */
+export const VARIANTS: readonly Variant[] = [
+  off('shipped', 'the shipped tuning (reference)', {}),
+  off('no slow start', 'startupGain 0: start in congestion avoidance at initialLimit', { startupGain: 0 }),
+  off('no noise bound', 'startupNoiseZ 0: the slow-start exit tests the 1/8 threshold only', { startupNoiseZ: 0 }),
+  double('startupThreshold'),
+  off('no confirmation', 'confirmRounds 0: the first risen round ends the slow start', { confirmRounds: 0 }),
+  off('no idle exit', 'startupIdleRounds 0: an app-limited slow start never ends on its own', { startupIdleRounds: 0 }),
+  off('no drain', 'drainOnExit false: keep the limit the slow start reached', { drainOnExit: false }),
+  off('full drain', 'drainGain 1: drain to the served concurrency, no margin to empty the queue', { drainGain: 1 }),
+  half('baselineSamples'),
+  off('no proportional cut', 'excessQueueGain 0: shrink by one step past beta', { excessQueueGain: 0 }),
+  off('no no-queue jump', 'noQueueJump false: grow by one step with no queue at all', { noQueueJump: false }),
+  off('no stale-baseline raise', 'raiseWindows 1e9: a baseline that keeps shrinking the limit is never raised', {
+    raiseWindows: 1e9,
+  }),
+  off('no jump restart', 'jumpRestart false: a 2x latency jump at a steady limit is steered, not re-measured', {
+    jumpRestart: false,
+  }),
+  off('no overload hold', 'overloadHoldMs 0: grow again right after an overload cut', { overloadHoldMs: 0 }),
+  off('no overload early close', 'overloadCloseShare 1: an overload window waits for its floor', {
+    overloadCloseShare: 1,
+  }),
+  off('smoothed steering', "steerOn 'smoothed': steer by the spec's p90 -> median -> EWMA chain", {
+    steerOn: 'smoothed',
+  }),
+  off('p90 statistic', "vegasStatistic 'quantile': steer by the window p90 (with the tail ratio)", {
+    vegasStatistic: 'quantile',
+  }),
+  off('no fall margin', 'fallZ 0: the baseline falls to any lower smoothed latency', { fallZ: 0 }),
+  off('no noise margin', 'noiseZ 0: every rise over the baseline counts as queue', { noiseZ: 0 }),
+  off("Netflix's step", 'stepCap 0: step log10 L floored at 1, also at small limits', { stepCap: 0 }),
+  half('alphaScale'),
+  double('alphaScale'),
+  off('no dither', 'dither false: admit the integer part of the estimate', { dither: false }),
+  off('no timeout tail', 'timeoutTail false: every timeout is a reduce signal', { timeoutTail: false }),
+  off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),
+];
+
+function runVariant(variant: Variant, seeds: number, jobs: number, dir: string, index: number): SweepRun[] {
+  const out = join(dir, `variant-${index}.json`);
+  try {
+    execFileSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'sim/sweep.ts',
+        '--seeds',
+        String(seeds),
+        '--jobs',
+        String(jobs),
+        '--json',
+        out,
+        ...ABLATION_SCENARIOS,
+      ],
+      { env: { ...process.env, SIM_TUNING: JSON.stringify(variant.tuning) }, stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+  } catch (error) {
+    // The sweep exits 1 when a run fails: that is data here. Anything else is not.
+    if ((error as { status?: number }).status !== 1) throw error;
+  }
+  return JSON.parse(readFileSync(out, 'utf8')) as SweepRun[];
+}
+
+function passedBy(runs: readonly SweepRun[]): Map<string, number> {
+  const byScenario = new Map<string, number>();
+  for (const r of runs) byScenario.set(r.scenario, (byScenario.get(r.scenario) ?? 0) + (r.passed ? 1 : 0));
+  return byScenario;
+}
+
+function main(): void {
+  const { values, positionals } = parseArgs({
+    options: {
+      seeds: { type: 'string', default: '2' },
+      jobs: { type: 'string', default: '2' },
+      out: { type: 'string' },
+    },
+    allowPositionals: true,
+  });
+  const seeds = Number(values.seeds);
+  const jobs = Number(values.jobs);
+  if (!Number.isInteger(seeds) || seeds < 1)
+    throw new RangeError(`--seeds must be a positive integer; got ${values.seeds}`);
+  if (!Number.isInteger(jobs) || jobs < 1)
+    throw new RangeError(`--jobs must be a positive integer; got ${values.jobs}`);
+  const chosen =
+    positionals.length === 0 ? VARIANTS : VARIANTS.filter((v) => v.name === 'shipped' || positionals.includes(v.name));
+  const dir = mkdtempSync(join(tmpdir(), 'resilix-ablation-'));
+  const results = chosen.map((variant, i) => {
+    const started = Date.now();
+    const runs = runVariant(variant, seeds, jobs, dir, i);
+    console.error(
+      `${variant.name}: ${runs.filter((r) => r.passed).length}/${runs.length} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+    );
+    return { variant, runs };
+  });
+  const reference = passedBy(results[0]!.runs);
+  const total = results[0]!.runs.length;
+  const referencePassed = results[0]!.runs.filter((r) => r.passed).length;
+  const lines = [
+    `Ablation of the control loop: ${ABLATION_SCENARIOS.length} scenarios x ${seeds} seeds (sweep seeds k = 0..${seeds - 1}), vegas through execute.`,
+    `Reproduce: \`npm run sim:ablation -- --seeds ${seeds}\`. "lost" / "gained": scenarios with fewer / more passing seeds than the shipped tuning (passes shipped -> variant).`,
+    '',
+    '| variant | what it changes | runs passed | vs shipped | lost | gained |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (const { variant, runs } of results) {
+    const mine = passedBy(runs);
+    const passed = runs.filter((r) => r.passed).length;
+    const lost: string[] = [];
+    const gained: string[] = [];
+    for (const [scenario, n] of reference) {
+      const m = mine.get(scenario) ?? 0;
+      if (m < n) lost.push(`${scenario} ${n}->${m}`);
+      if (m > n) gained.push(`${scenario} ${n}->${m}`);
+    }
+    const delta = passed - referencePassed;
+    lines.push(
+      `| ${variant.name} | ${variant.what} | ${passed}/${total} | ${delta > 0 ? '+' : ''}${delta} | ${lost.join(', ')} | ${gained.join(', ')} |`,
+    );
+  }
+  const table = `${lines.join('\n')}\n`;
+  console.log(table);
+  if (values.out !== undefined) writeFileSync(values.out, table);
+}
+
+main();

@@ -1,0 +1,261 @@
+import {
+  choiceOption,
+  functionOption,
+  numberOption,
+  optionsObject,
+  orderedOptions,
+  requireNumber,
+  type NumberRule,
+} from '../core/options';
+import type { AlgorithmName } from './controller';
+import type { FailureHandling } from './window';
+
+export type { FailureHandling } from './window';
+
+/** A Vegas band bound: requests queued at the upstream, as a function of the current limit. */
+export type BandFunction = (limit: number) => number;
+
+/**
+ * The control loop's options: how the limit is found. Every default carries its provenance here
+ * and in docs/algorithms.md.
+ */
+export interface ControlOptions {
+  /**
+   * 'vegas' (default: Uber and Netflix both chose it for this problem, spec §4.1), 'gradient2'
+   * (spec §4.2), 'aimd' (error-driven, opt-in only, spec §4.3) or 'fixed' (initialLimit, always).
+   */
+  algorithm?: AlgorithmName;
+  /**
+   * The limit before any evidence, where the slow start begins (adr/0045). Default 1, ours: a
+   * limiter that knows nothing must not start above the upstream's capacity, or the first
+   * latency it sees, its baseline, already holds the queue it built. At one call in flight no
+   * call can queue behind another of ours; the slow start doubles the limit every window from
+   * there (TCP's slow start, RFC 5681), so a capacity of 100 is reached in 7 windows.
+   */
+  initialLimit?: number;
+  /**
+   * The floor. Default 1, ours (adr/0045; spec §6 guessed 4): the knee of a 2-core database or a
+   * 2-worker server is 2-3, and a floor above the knee holds a queue there forever. One call in
+   * flight still keeps a trickle flowing, so recovery stays observable. Defaults to
+   * min(1, initialLimit) and never above an explicit initialLimit.
+   */
+  minLimit?: number;
+  /** The ceiling. Default 200: Netflix Gradient2Limit. */
+  maxLimit?: number;
+  /**
+   * The loop checks whether its window may close at most this often, on a settle (no timers).
+   * Default 100 ms: Envoy's concurrency update interval.
+   */
+  updateIntervalMs?: number;
+  /** Shortest window. Default 2 000 ms: Uber's Cinnamon ("minimum interval 2 seconds"). */
+  minWindowMs?: number;
+  /**
+   * Longest window floor; a window this old closes with any sample. Default 30 000 ms: Uber
+   * ("maximum 30"). A gap without calls of twice this long is idle (adr/0031).
+   */
+  maxWindowMs?: number;
+  /**
+   * Samples that close a window on count. Default 50: failsafe-go (Uber's 250 suits their volume).
+   * Fewer close a window that has waited longer (adr/0032): 8 requests a minute still adapt.
+   */
+  minSamples?: number;
+  /** Latency quantile of a window. Default 0.9: Envoy's and Uber's default p90. */
+  quantile?: number;
+  /** gradient2's limit smoothing, in (0, 1]. Default 0.2: Netflix Gradient2Limit. */
+  smoothing?: number;
+  /** gradient2's latency tolerance, >= 1. Default 1.5: Netflix Gradient2Limit. */
+  rttTolerance?: number;
+  /**
+   * aimd's multiplicative backoff on a window of `overload` or `timeout` verdicts. vegas and
+   * gradient2 cut to the concurrency the upstream served (adr/0046) and back off by this ratio's
+   * square on timeouts, the strongest signal (spec §8). Default 0.9: Netflix AIMDLimit.
+   */
+  backoffRatio?: number;
+  /**
+   * vegas's alpha: with fewer requests than this queued at the upstream, the limit grows. A
+   * function of the limit, as in Netflix VegasLimit. Default `defaultAlpha` (adr/0036).
+   */
+  alpha?: BandFunction;
+  /** vegas's beta: with more queued than this, the limit shrinks. Default `defaultBeta` (adr/0036). */
+  beta?: BandFunction;
+  /**
+   * What a `failure` verdict teaches (adr/0030): 'hold' (default, ours): no latency sample, never
+   * the baseline, and a window where failures are at least half of the answers does not grow;
+   * 'ignore': nothing, like `rejected`; 'overload': a reduce signal, like a 429.
+   */
+  failure?: FailureHandling;
+}
+
+/** Validated, fully defaulted, frozen. */
+export interface ControlConfig {
+  readonly algorithm: AlgorithmName;
+  readonly initialLimit: number;
+  readonly minLimit: number;
+  readonly maxLimit: number;
+  readonly updateIntervalMs: number;
+  readonly minWindowMs: number;
+  readonly maxWindowMs: number;
+  readonly minSamples: number;
+  readonly quantile: number;
+  readonly smoothing: number;
+  readonly rttTolerance: number;
+  readonly backoffRatio: number;
+  readonly alpha: BandFunction;
+  readonly beta: BandFunction;
+  readonly failure: FailureHandling;
+  /** Derived: a gap without calls this long is idle (2 x maxWindowMs, adr/0031). */
+  readonly idleAfterMs: number;
+}
+
+export const ALGORITHMS: readonly AlgorithmName[] = Object.freeze(['vegas', 'gradient2', 'aimd', 'fixed'] as const);
+export const FAILURE_HANDLINGS: readonly FailureHandling[] = Object.freeze(['hold', 'ignore', 'overload'] as const);
+
+/**
+ * The default band's shape (adr/0036, adr/0049): alpha = min(3 log10 L, ALPHA_SCALE x (L / 10)^
+ * ALPHA_POWER) requests, beta = BETA_RATIO x alpha. See `defaultAlpha`.
+ */
+export const ALPHA_POWER = 0.6;
+export const BETA_RATIO = 2;
+/**
+ * Vegas settles with alpha..beta requests queued, at L = C + alpha..C + beta. To hold the limit
+ * within 20% of a capacity of 10 (the issue's convergence bound, the tightest case: beta grows
+ * slower than L above it), beta(12) must stay under 2, so scale <= 2 / (2 x 1.2^0.6) = 0.90; ours:
+ * 0.85, a 5% margin for noise (adr/0049). At scale 1 the limit sat at 12.00-12.08 on 9 of 16 seeds.
+ */
+export const ALPHA_SCALE = 0.85;
+
+/** The band a shape gives: alpha(L) = min(3 log10 L, scale x (L / 10)^power), beta = ratio x alpha. */
+export function bandOf(power: number, ratio: number, scale = 1): { alpha: BandFunction; beta: BandFunction } {
+  const alpha = (limit: number): number => {
+    const spec = 3 * Math.log10(limit > 10 ? limit : 10);
+    const small = scale * (limit / 10) ** power;
+    return small < spec ? small : spec;
+  };
+  return { alpha, beta: (limit: number) => ratio * alpha(limit) };
+}
+
+const DEFAULT_BAND = bandOf(ALPHA_POWER, BETA_RATIO, ALPHA_SCALE);
+
+/**
+ * The band at small limits (adr/0036). Netflix VegasLimit's alpha = 3 log10(L) (floored at 3) keeps
+ * 3 requests queued at a limit of 10, +30% of a capacity of 10, and each of N clients sharing an
+ * upstream adds its own band to the queue. Ours: alpha = min(3 log10 L, 0.85 (L / 10)^ALPHA_POWER):
+ * 0.85 request at L = 10, a fraction of one below, the spec's 3 log10(L) at large limits. A power below
+ * 1 keeps Vegas fair between clients (a band proportional to L would leave every split of the
+ * capacity an equilibrium).
+ */
+export function defaultAlpha(limit: number): number {
+  return DEFAULT_BAND.alpha(limit);
+}
+
+/** beta = BETA_RATIO x alpha: Netflix VegasLimit's 6 log10(L) against its alpha's 3 log10(L) (spec §4.1). */
+export function defaultBeta(limit: number): number {
+  return DEFAULT_BAND.beta(limit);
+}
+
+/** The defaults, with provenance on each option above and in docs/algorithms.md. */
+export const CONTROL_DEFAULTS = Object.freeze({
+  algorithm: 'vegas' as AlgorithmName,
+  initialLimit: 1,
+  minLimit: 1,
+  maxLimit: 200,
+  updateIntervalMs: 100,
+  minWindowMs: 2_000,
+  maxWindowMs: 30_000,
+  minSamples: 50,
+  quantile: 0.9,
+  smoothing: 0.2,
+  rttTolerance: 1.5,
+  backoffRatio: 0.9,
+  alpha: defaultAlpha,
+  beta: defaultBeta,
+  failure: 'hold' as FailureHandling,
+});
+
+/** An idle gap is this many maxWindowMs (adr/0031). */
+export const IDLE_WINDOWS = 2;
+
+const integerAtLeastOne: NumberRule = { min: 1, integer: true };
+const milliseconds: NumberRule = { min: 0 };
+
+/** A number strictly between 0 and 1, with the shared message format. */
+function openUnitOption(owner: string, name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  const checked = requireNumber(owner, name, value, { above: 0, max: 1 });
+  if (checked === 1) {
+    throw new RangeError(`resilix: ${owner} option "${name}" must be a number in (0, 1); received 1`);
+  }
+  return checked;
+}
+
+/**
+ * Validates the control options once, at construction, into a frozen config. Unknown keys are
+ * left alone (the limiter's admission options travel in the same object). A default follows the
+ * explicit values around it (initialLimit 10 alone keeps minLimit 1; maxLimit 10 alone gives
+ * initialLimit min(1, 10)), but two explicit values that contradict each other throw, naming both.
+ */
+export function resolveControlConfig(options: unknown, owner = 'limiter'): ControlConfig {
+  const o = optionsObject<ControlOptions>(owner, options);
+  const d = CONTROL_DEFAULTS;
+  const algorithm = choiceOption<AlgorithmName>(owner, 'algorithm', o.algorithm, d.algorithm, ALGORITHMS);
+
+  const maxLimit = numberOption(owner, 'maxLimit', o.maxLimit, d.maxLimit, integerAtLeastOne);
+  const explicitInitial =
+    o.initialLimit === undefined
+      ? undefined
+      : numberOption(owner, 'initialLimit', o.initialLimit, 1, integerAtLeastOne);
+  const minDefault = Math.min(d.minLimit, maxLimit, explicitInitial ?? Infinity);
+  const minLimit = numberOption(owner, 'minLimit', o.minLimit, minDefault, integerAtLeastOne);
+  orderedOptions(owner, 'minLimit', minLimit, 'maxLimit', maxLimit);
+  const initialLimit = explicitInitial ?? Math.min(Math.max(d.initialLimit, minLimit), maxLimit);
+  orderedOptions(owner, 'minLimit', minLimit, 'initialLimit', initialLimit);
+  orderedOptions(owner, 'initialLimit', initialLimit, 'maxLimit', maxLimit);
+
+  const updateIntervalMs = numberOption(
+    owner,
+    'updateIntervalMs',
+    o.updateIntervalMs,
+    d.updateIntervalMs,
+    milliseconds,
+  );
+  const minWindowMs = numberOption(owner, 'minWindowMs', o.minWindowMs, d.minWindowMs, milliseconds);
+  const maxWindowMs = numberOption(
+    owner,
+    'maxWindowMs',
+    o.maxWindowMs,
+    Math.max(d.maxWindowMs, minWindowMs),
+    milliseconds,
+  );
+  orderedOptions(owner, 'minWindowMs', minWindowMs, 'maxWindowMs', maxWindowMs);
+  const minSamples = numberOption(owner, 'minSamples', o.minSamples, d.minSamples, {
+    min: 1,
+    max: 1_000_000,
+    integer: true,
+  });
+  const quantile = openUnitOption(owner, 'quantile', o.quantile, d.quantile);
+  const smoothing = numberOption(owner, 'smoothing', o.smoothing, d.smoothing, { above: 0, max: 1 });
+  const rttTolerance = numberOption(owner, 'rttTolerance', o.rttTolerance, d.rttTolerance, { min: 1 });
+  const backoffRatio = openUnitOption(owner, 'backoffRatio', o.backoffRatio, d.backoffRatio);
+  const alpha = functionOption<BandFunction>(owner, 'alpha', o.alpha) ?? d.alpha;
+  const beta = functionOption<BandFunction>(owner, 'beta', o.beta) ?? d.beta;
+  const failure = choiceOption<FailureHandling>(owner, 'failure', o.failure, d.failure, FAILURE_HANDLINGS);
+
+  return Object.freeze({
+    algorithm,
+    initialLimit,
+    minLimit,
+    maxLimit,
+    updateIntervalMs,
+    minWindowMs,
+    maxWindowMs,
+    minSamples,
+    quantile,
+    smoothing,
+    rttTolerance,
+    backoffRatio,
+    alpha,
+    beta,
+    failure,
+    idleAfterMs: IDLE_WINDOWS * maxWindowMs,
+  });
+}

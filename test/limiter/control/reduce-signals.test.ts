@@ -1,0 +1,220 @@
+import { describe, expect, it } from 'vitest';
+import { defaultBeta, resolveControlConfig, type ControlOptions } from '../../../src/limiter/control-config';
+import { LimitControlLoop } from '../../../src/limiter/control-loop';
+import type { LimitChange } from '../../../src/limiter/controller';
+import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
+import { feedUntilClose, feedWindows } from './support/feed';
+import { limitAt, runScripted } from './support/scripted';
+
+/**
+ * Reduce signals (adr/0035, adr/0046): an overload cuts to the concurrency the upstream served
+ * (Little's law: the answered calls' completion rate x the no-load mean latency, plus the time a
+ * stream held its permit after its mark) and holds growth there for overloadHoldMs; a timeout cuts
+ * by backoffRatio^2, scaled by its share of the window. A window that has either never grows.
+ */
+
+/**
+ * A vegas loop past its slow start (baseline: a 100 ms mean), one steering window grown by beta(31);
+ * a window opens at the returned time.
+ */
+function steering(options: ControlOptions = {}): { controller: LimitControlLoop; open: number } {
+  const controller = new LimitControlLoop(resolveControlConfig(options));
+  const settled = feedWindows(controller, 2, 0, { inflight: 30 });
+  const open = feedUntilClose(controller, settled, { inflight: 30 });
+  expect(controller.snapshot()).toMatchObject({ baselineMs: 100, slowStart: false });
+  expect(controller.snapshot().estimate).toBeCloseTo(31 + defaultBeta(31), 10);
+  return { controller, open };
+}
+
+/**
+ * One 2 s window from `open`: `answers` answers at 100 ms spread evenly (each marking after
+ * `latencyMs` and holding its permit `holdMs` more, when given), and a fast refusal after every
+ * `refuseEvery`-th answer. It closes at its 2 s floor, or at the answer `open` + 2 100 ms at the
+ * latest (the first update check past it).
+ */
+function window(
+  controller: LimitControlLoop,
+  open: number,
+  shape: { answers: number; refuseEvery: number; verdict?: 'overload' | 'timeout'; holdMs?: number; inflight?: number },
+): number {
+  const { answers, refuseEvery, verdict = 'overload', holdMs = 0, inflight = 10 } = shape;
+  const step = 2_000 / answers;
+  for (let i = 1; i <= answers; i++) {
+    const settledAt = open + i * step;
+    if (holdMs > 0) {
+      controller.observeMark(100, settledAt - holdMs - 1, inflight);
+      controller.observe({ verdict: 'ok', latencyMs: 100, durationMs: 100 + holdMs }, settledAt - 1, inflight, true);
+    } else {
+      controller.observe({ verdict: 'ok', latencyMs: 100 }, settledAt - 1, inflight);
+    }
+    if (i % refuseEvery === 0) {
+      controller.observe({ verdict, latencyMs: verdict === 'timeout' ? 5_000 : 1 }, settledAt, inflight);
+    }
+  }
+  const closedAt = open + 2_100;
+  controller.observe({ verdict: 'ok', latencyMs: 100 }, closedAt, inflight);
+  return closedAt;
+}
+
+describe('overload: cut to the concurrency the upstream served (adr/0046)', () => {
+  it("cuts to the answered calls' completion rate x the no-load mean: 201 answers in 2 s x 100 ms = 10", () => {
+    const { controller, open } = steering();
+    window(controller, open, { answers: 200, refuseEvery: 5 });
+    // ~200 answers in 2 s x the 100 ms no-load mean: 10 calls served.
+    expect(controller.snapshot().lastChange).toMatchObject({ to: 10, direction: 'shrink', reason: 'overload' });
+    expect(controller.snapshot().estimate).toBe(10);
+  });
+
+  it('holds growth at that ceiling for overloadHoldMs (10 s), then grows again', () => {
+    const { controller, open } = steering();
+    const end = window(controller, open, { answers: 200, refuseEvery: 5 });
+    const cutAt = controller.snapshot().lastChange!.at;
+    const changes: LimitChange[] = [];
+    const decisions: string[] = [];
+    controller.changes.subscribe((change) => changes.push(change));
+    let windows = controller.snapshot().windows;
+    let at = end;
+    for (let w = 0; w < 8; w++) {
+      at = feedWindows(controller, 1, at, { inflight: 10 });
+      const snapshot = controller.snapshot();
+      if (snapshot.windows > windows)
+        decisions.push(`${snapshot.lastChange?.at}: ${snapshot.lastChange?.reason} ${snapshot.limit}`);
+      windows = snapshot.windows;
+    }
+    expect(DEFAULT_TUNING.overloadHoldMs).toBe(10_000);
+    // vegas finds no queue at all and would grow by beta(10) = 2 every window; the hold keeps 10.
+    expect(decisions.slice(0, 4)).toEqual([
+      `${cutAt + 2_000}: overload-hold 10`,
+      `${cutAt + 4_000}: overload-hold 10`,
+      `${cutAt + 6_000}: overload-hold 10`,
+      `${cutAt + 8_000}: overload-hold 10`,
+    ]);
+    expect(changes[0]).toMatchObject({ from: 10, to: 12, reason: 'no-queue', at: cutAt + 10_000 });
+  });
+
+  it("counts a stream's hold after its mark: Little's law needs the whole hold (50 in 2 s x 400 ms = 10)", () => {
+    const { controller, open } = steering();
+    // 50 streams: first token at 100 ms, then 300 ms of body; every fifth followed by a 429.
+    window(controller, open, { answers: 50, refuseEvery: 5, holdMs: 300 });
+    // The samples come from the marks, the holds from the settles: ~50 / 2 s x (100 + 300) ms = 10;
+    // without the hold it would be 2.5.
+    expect(controller.snapshot().lastChange).toMatchObject({ reason: 'overload' });
+    expect(controller.snapshot().estimate).toBe(10);
+  });
+
+  it('closes a window of refusals at the next update check, without waiting for its 2 s floor', () => {
+    const { controller, open } = steering();
+    const windows = controller.snapshot().windows;
+    for (let i = 1; i <= 30; i++) controller.observe({ verdict: 'overload', latencyMs: 1 }, open + i, 10);
+    expect(controller.snapshot().windows).toBe(windows);
+    controller.observe({ verdict: 'overload', latencyMs: 1 }, open + 100, 10);
+    expect(controller.snapshot().windows).toBe(windows + 1);
+    expect(controller.snapshot().lastChange).toMatchObject({ reason: 'overload', direction: 'shrink' });
+  });
+
+  it("takes failures as overloads with failure: 'overload'", () => {
+    const { controller, open } = steering({ failure: 'overload' });
+    for (let i = 1; i <= 200; i++) {
+      controller.observe({ verdict: 'ok', latencyMs: 100 }, open + i * 10 - 1, 10);
+      if (i % 5 === 0) controller.observe({ verdict: 'failure', latencyMs: 1 }, open + i * 10, 10);
+    }
+    controller.observe({ verdict: 'ok', latencyMs: 100 }, open + 2_010, 10);
+    expect(controller.snapshot().lastChange).toMatchObject({ to: 10, reason: 'overload' });
+  });
+
+  it('ends the slow start at once and cuts to what its round served (a hard cap of 20 answering 429 in 1 ms)', () => {
+    const controller = new LimitControlLoop(resolveControlConfig({}));
+    const { changes } = runScripted({
+      controller,
+      durationMs: 650,
+      clients: 400,
+      call: ({ inflight }) => (inflight > 20 ? { latencyMs: 1, verdict: 'overload' } : { latencyMs: 100 }),
+    });
+    // The round that first meets the cap (limit 13 -> 25) answered 12 calls in its 100 ms.
+    expect(changes.find((change) => change.reason !== 'slow-start')).toEqual({
+      from: 25,
+      to: 12,
+      direction: 'shrink',
+      reason: 'overload',
+      at: 600,
+    });
+    expect(controller.snapshot().slowStart).toBe(false);
+  });
+
+  // Regression (fixed): after a cut, calls admitted before it are still in flight above the cap and
+  // come back as refusals; the window after the cut closes early on them (an overload majority) a
+  // single update interval (100 ms) later, with one or two completions in it: "served" = 1-2 calls,
+  // and the overload hold keeps the limit there for 10 s. The upstream serves 20 all along.
+  it('keeps the limit near a hard cap of 20 after cutting to it, through the overload hold', () => {
+    const controller = new LimitControlLoop(resolveControlConfig({}));
+    // 30 callers at 100 ms; from 10 s the upstream refuses (429 in 50 ms) any call past 20 in flight.
+    const { changes } = runScripted({
+      controller,
+      durationMs: 20_000,
+      clients: 30,
+      call: ({ inflight, now }) =>
+        now >= 10_000 && inflight > 20 ? { latencyMs: 50, verdict: 'overload' } : { latencyMs: 100 },
+    });
+    const cut = changes.find((change) => change.reason === 'overload');
+    expect(cut).toMatchObject({ to: 20 }); // this much works: 239 answers in 1.2 s x 100 ms
+    const lowest = Math.min(...changes.filter((change) => change.at > cut!.at).map((change) => change.to));
+    expect(lowest).toBeGreaterThanOrEqual(10); // 2, held until 20.6 s
+    expect(limitAt(changes, 19_000, 1)).toBeGreaterThanOrEqual(10);
+  });
+});
+
+describe('timeout: the strongest signal, backoffRatio^2 scaled by its share (adr/0035)', () => {
+  it('cuts by the full x0.81 from a share of 10%', () => {
+    const { controller, open } = steering();
+    const estimate = controller.snapshot().estimate;
+    window(controller, open, { answers: 100, refuseEvery: 5, verdict: 'timeout' });
+    expect(controller.snapshot().lastChange).toMatchObject({ direction: 'shrink', reason: 'timeout' });
+    expect(controller.snapshot().estimate).toBeCloseTo(estimate * 0.81, 10);
+  });
+
+  it('scales the cut with the share below 10%: 5 timeouts of 106 answers cut by x0.91', () => {
+    const { controller, open } = steering();
+    const estimate = controller.snapshot().estimate;
+    window(controller, open, { answers: 100, refuseEvery: 20, verdict: 'timeout' });
+    // 100 answers, 5 timeouts and the settle that closed the window before: 5 / 106 of the window.
+    expect(controller.snapshot().estimate).toBeCloseTo(estimate * (1 - 0.19 * (5 / 106 / 0.1)), 10);
+  });
+
+  it('takes the stronger of the overload and timeout cuts and names it', () => {
+    const { controller, open } = steering();
+    // 200 answers, 40 refusals and 2 timeouts: the overload cut (to 10) is deeper than x0.98.
+    const step = 2_000 / 200;
+    for (let i = 1; i <= 200; i++) {
+      controller.observe({ verdict: 'ok', latencyMs: 100 }, open + i * step - 1, 10);
+      if (i % 5 === 0) controller.observe({ verdict: 'overload', latencyMs: 1 }, open + i * step, 10);
+      if (i % 100 === 0) controller.observe({ verdict: 'timeout', latencyMs: 5_000 }, open + i * step, 10);
+    }
+    controller.observe({ verdict: 'ok', latencyMs: 100 }, open + 2_010, 10);
+    expect(controller.snapshot().lastChange).toMatchObject({ to: 10, reason: 'overload' });
+  });
+});
+
+describe('aimd: its own reduce signals', () => {
+  // Regression (fixed): control-loop.ts ends aimd's slow start on the window whose decision shrinks
+  // (over = decision.estimate < estimate) but then keeps the estimate (`else if (!pressured)`):
+  // `pressured` is only set for latency-driven algorithms. The reduce signal that ends the slow
+  // start is dropped: TCP Reno halves its window on that loss.
+  it('backs off on the reduce signal that ends its slow start (10 -> 9 on a window of overloads)', () => {
+    const controller = new LimitControlLoop(
+      resolveControlConfig({ algorithm: 'aimd', initialLimit: 10, updateIntervalMs: 0, minWindowMs: 0, minSamples: 1 }),
+    );
+    controller.observe({ verdict: 'overload', latencyMs: 10 }, 10, 10);
+    expect(controller.snapshot().slowStart).toBe(false);
+    expect(controller.limit).toBe(9);
+  });
+
+  it('backs off by x0.9 on the windows of overloads after its slow start', () => {
+    const controller = new LimitControlLoop(
+      resolveControlConfig({ algorithm: 'aimd', initialLimit: 10, updateIntervalMs: 0, minWindowMs: 0, minSamples: 1 }),
+    );
+    controller.observe({ verdict: 'overload', latencyMs: 10 }, 10, 10); // ends the slow start: 10 -> 9
+    controller.observe({ verdict: 'overload', latencyMs: 10 }, 20, 9); // 9 x 0.9
+    expect(controller.snapshot()).toMatchObject({ slowStart: false, limit: 8, estimate: 8.1 });
+    expect(controller.snapshot().lastChange).toMatchObject({ from: 9, to: 8, reason: 'overload' });
+  });
+});

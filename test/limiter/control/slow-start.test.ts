@@ -1,0 +1,172 @@
+import { describe, expect, it } from 'vitest';
+import { resolveControlConfig } from '../../../src/limiter/control-config';
+import { LimitControlLoop, ROUND_SAMPLES, SPREAD_PRIOR } from '../../../src/limiter/control-loop';
+import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
+import { limitAt, runScripted, type ScriptedCall, type CallStart, type ScriptedRun } from './support/scripted';
+
+/**
+ * The slow start (adr/0045), on the scripted closed loop of support/scripted.ts: 400 callers (or
+ * fewer, app-limited) and an upstream whose latency the test writes down, so every number here
+ * can be worked out by hand. A round is one round trip: it ends when a call admitted after it
+ * began comes back.
+ */
+
+function loop(): LimitControlLoop {
+  return new LimitControlLoop(resolveControlConfig({}));
+}
+
+function run(
+  controller: LimitControlLoop,
+  durationMs: number,
+  call: (start: CallStart) => ScriptedCall,
+  clients = 400,
+): ScriptedRun {
+  return runScripted({ controller, durationMs, clients, call });
+}
+
+/** An upstream of 16 servers at 100 ms: processor sharing above 16 calls in flight. */
+const knee = ({ inflight }: CallStart): ScriptedCall => ({ latencyMs: 100 * Math.max(1, inflight / 16) });
+
+describe('the slow start: growth', () => {
+  it('carries its provenance-documented constants', () => {
+    expect([ROUND_SAMPLES, SPREAD_PRIOR]).toEqual([8, 0.5]);
+    expect(DEFAULT_TUNING).toMatchObject({
+      startupGain: 1,
+      startupThreshold: 1 / 8,
+      startupNoiseZ: 2,
+      confirmRounds: 1,
+      startupIdleRounds: 4,
+      drainOnExit: true,
+      drainGain: 0.5,
+      baselineSamples: 100,
+    });
+  });
+
+  it('doubles the limit every round trip while it binds (+1 per binding sample, at most 2x the round)', () => {
+    const controller = loop();
+    const { changes } = run(controller, 1_000, () => ({ latencyMs: 100 }));
+    // The first round opens at the first answer (100 ms) and ends a round trip later; from then on
+    // each round's calls find the limit binding and add one each, up to twice the round's start.
+    const limits = [50, 150, 250, 350, 450, 550, 650, 750, 850, 950].map((at) => limitAt(changes, at, 1));
+    expect(limits).toEqual([1, 2, 3, 6, 12, 24, 48, 96, 192, 200]);
+    expect(changes.every((change) => change.reason === 'slow-start')).toBe(true);
+    expect(controller.snapshot().slowStart).toBe(true);
+  });
+
+  it('does not grow on calls that found the limit not binding (3 callers: app-limited at 4)', () => {
+    const controller = loop();
+    const { changes, peakInflight } = run(controller, 1_500, () => ({ latencyMs: 100 }), 3);
+    // The third caller's call finds 3 of 3 in flight: 3 -> 4; no call ever finds 4.
+    expect(peakInflight).toBe(3);
+    expect(changes.map((change) => change.to)).toEqual([2, 3, 4]);
+    expect(controller.limit).toBe(4);
+  });
+
+  it('ends after startupIdleRounds (4) round trips without growth, and keeps the limit', () => {
+    const at = (durationMs: number): LimitControlLoop => {
+      const controller = loop();
+      run(controller, durationMs, () => ({ latencyMs: 100 }), 3);
+      return controller;
+    };
+    // Growth stopped in the round that ended at 300 ms; the rounds ending at 400, 500, 600 and 700 ms did not grow.
+    expect(at(699).snapshot()).toMatchObject({ slowStart: true, limit: 4 });
+    expect(at(700).snapshot()).toMatchObject({ slowStart: false, limit: 4 });
+  });
+});
+
+describe('the slow start: the exit test', () => {
+  it('holds growth for a round when one rises, and grows on when the next does not confirm it', () => {
+    const controller = loop();
+    // Calls admitted between 400 and 500 ms take 200 ms: the round ending at 700 ms holds them and
+    // rises. The 24 calls that come back at 700 ms find the limit binding but do not grow it (the
+    // confirming round); that round does not rise, and at 800 ms growth resumes, to 2 x 25 - 1.
+    const { changes } = run(controller, 1_000, ({ now }) => ({ latencyMs: now >= 400 && now < 500 ? 200 : 100 }));
+    expect([699, 799, 800, 900].map((at) => limitAt(changes, at, 1))).toEqual([24, 25, 49, 98]);
+    expect(changes.every((change) => change.reason === 'slow-start')).toBe(true);
+    expect(controller.snapshot().slowStart).toBe(true);
+  });
+
+  it('ends on a confirmed rise at a binding limit and drains to completion rate x no-load latency x 0.5', () => {
+    const controller = loop();
+    const { changes, peakInflight } = run(controller, 1_100, knee);
+    // Latency rises once in-flight passes 16; the rise shows a round trip later and is confirmed
+    // one round after that, growth held meanwhile: the limit overshoots to 49.
+    expect(peakInflight).toBe(49);
+    expect(limitAt(changes, 1_000, 1)).toBe(49);
+    const drain = changes.find((change) => change.reason === 'drain');
+    expect(drain).toEqual({ from: 49, to: 8, direction: 'shrink', reason: 'drain', at: 1_050 });
+    // The upstream serves 16 / 100 ms: 0.16 answers a ms x 100 ms no-load x drainGain 0.5 = 8
+    // (the exit round saw 52 answers in 300 ms: 8.67).
+    expect(controller.snapshot().estimate).toBeCloseTo((52 / 300) * 100 * 0.5, 10);
+    expect(controller.snapshot().slowStart).toBe(false);
+  });
+
+  it('measures the baseline after the drain from calls admitted after it, not from the queue the slow start built', () => {
+    const controller = loop();
+    const { changes } = run(controller, 3_500, knee);
+    // Calls admitted at 49 in flight took 306 ms; the window after the drain (100 samples, 2 s)
+    // takes only calls admitted at 8 or 9 in flight: the no-load 100 ms.
+    expect(controller.snapshot()).toMatchObject({ baselineMs: 100, slowStart: false });
+    expect(controller.snapshot().lastChange).toMatchObject({ reason: 'warming-up', at: 3_450 });
+    expect(changes.filter((change) => change.at > 1_050).every((change) => change.reason === 'warming-up')).toBe(true);
+  });
+
+  it('steers by vegas from the drained limit once the baseline is known, to C + alpha..beta', () => {
+    const controller = loop();
+    run(controller, 30_000, knee);
+    // alpha(17) = 1.37, beta(17) = 2.75 requests queued above the 16 servers.
+    expect(controller.limit).toBeGreaterThanOrEqual(17);
+    expect(controller.limit).toBeLessThanOrEqual(19);
+  });
+
+  it('does not freeze its reference on a lucky first round: a young reference pools every round that did not rise', () => {
+    const controller = loop();
+    // The first call takes 60 ms, every other one 100 ms: the first round's mean is 80 ms.
+    const { changes } = run(controller, 1_000, ({ index }) => ({ latencyMs: index === 0 ? 60 : 100 }));
+    // Until 8 samples are pooled, each round at 100 ms joins the reference (a 25% rise, within the
+    // noise of rounds of 2-4 samples), so the reference has moved to ~97 ms before the rounds'
+    // own spread (none here) tightens the test to 1/8: no rise is ever seen.
+    expect(changes.every((change) => change.reason === 'slow-start')).toBe(true);
+    expect([460, 760, 1_000].map((at) => limitAt(changes, at, 1))).toEqual([24, 192, 200]);
+    expect(controller.snapshot().slowStart).toBe(true);
+  });
+
+  it('ends on the same 25% rise once the reference has matured (16 samples at 80 ms, then 100 ms)', () => {
+    const controller = loop();
+    const { changes } = run(controller, 750, ({ index }) => ({ latencyMs: index < 15 ? 80 : 100 }));
+    // The rise shows in the round ending at 600 ms (limit 16, binding) and is confirmed at 700 ms.
+    expect(limitAt(changes, 650, 1)).toBe(16);
+    const drain = changes.find((change) => change.reason === 'drain');
+    expect(drain).toMatchObject({ from: 16, to: 6, at: 700 });
+  });
+
+  it('counts a rise of raiseRatio (2x) in a round that did not bind: everyone sharing the upstream queues', () => {
+    const controller = loop();
+    // 3 callers (limit 4, never binding); from 400 ms the upstream takes 250 ms.
+    const { changes } = run(controller, 1_200, ({ now }) => ({ latencyMs: now >= 400 ? 250 : 100 }), 3);
+    const drain = changes.find((change) => change.reason === 'drain');
+    // 3 answers / 250 ms x 100 ms x 0.5 = 0.6: the floor.
+    expect(drain).toMatchObject({ from: 4, to: 1, at: 1_150 });
+  });
+
+  it('does not count a smaller rise in rounds that did not bind: an app-limited slow start ends idle, with its limit', () => {
+    const controller = loop();
+    const { changes } = run(controller, 1_200, ({ now }) => ({ latencyMs: now >= 400 ? 150 : 100 }), 3);
+    expect(changes.some((change) => change.reason === 'drain')).toBe(false);
+    expect(controller.snapshot()).toMatchObject({ slowStart: false, limit: 4 });
+  });
+
+  it('settles for at most minWindowMs (2 s) when latency does not come back, then measures over a 2 s window', () => {
+    const baselineAt = (durationMs: number) => {
+      const controller = loop();
+      run(controller, durationMs, ({ index }) => ({ latencyMs: index < 15 ? 80 : 100 }));
+      return controller.snapshot().baselineMs;
+    };
+    // Drained at 700 ms; every settling round stays 25% over the slow start's 80 ms reference, so
+    // settling ends 2 s later (2.7-2.8 s); the baseline window (100 samples, its 2 s floor) closes
+    // at 4.8 s. Until then the baseline is the slow start's first round, 80 ms.
+    expect(baselineAt(2_600)).toBe(80);
+    expect(baselineAt(4_700)).toBe(80);
+    expect(baselineAt(4_800)).toBe(100);
+  });
+});
