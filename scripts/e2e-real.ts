@@ -1,0 +1,695 @@
+/**
+ * `npm run e2e:real`: the limiter against real servers, started here, on loopback (issue 14 item
+ * 5; method in docs/real-servers.md and adr/0085).
+ *
+ * For each server (gunicorn with 4 sync workers on a 20 ms sleep; PostgreSQL with a CPU-bound
+ * ~10 ms query through a `pg` pool of 200; the demo's upstream, capacity 6 x 40 ms):
+ *   1. no-load latency: one caller, 3 s;
+ *   2. the knee: the real limiter with `algorithm: 'fixed'` at rising caps, 64 closed-loop callers;
+ *   3. the library defaults (`limiter()`, `execute` with a 2 s deadline) for 45 s with 64
+ *      closed-loop callers, then 45 s of open-loop Poisson arrivals at 1.5x the best fixed goodput;
+ * and on gunicorn a phase change, 4 -> 2 -> 4 workers every 20 s (SIGTTOU / SIGTTIN), with the
+ * knee of 2 workers measured first.
+ *
+ * Prints every figure beside its criterion, writes reports/e2e-real.json, and on a full run
+ * rewrites the figures block of docs/real-servers.md and the plots in docs/real-servers/*.svg.
+ * Exits 1 when a criterion fails, 2 when the harness could not install, start or measure.
+ *
+ *   npm run e2e:real                        everything (about 7 minutes)
+ *   npx tsx scripts/e2e-real.ts postgres    one server (gunicorn, postgres, demo); docs untouched
+ *   npx tsx scripts/e2e-real.ts --seconds 15 shorter runs of the defaults; docs untouched
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'pg';
+import { startUpstream } from '../demo/upstream';
+import { type PlotPanel, writeLimitPlot } from '../demo/plot';
+import { limiter } from '../src/index';
+import {
+  BOUNDS,
+  type CapPoint,
+  type Criterion,
+  figuresOf,
+  fixed,
+  type Knee,
+  kneeOf,
+  quantiles,
+  reconvergenceMs,
+  replaceBlock,
+  type RunFigures,
+  runCriteria,
+  sweepIsFlat,
+} from './e2e-real-metrics';
+import { httpTarget, type Load, type RunRecord, runLoad, type ScheduledEvent, type Target } from './e2e-real-load';
+import {
+  Cleanup,
+  ensureInstalled,
+  type Gunicorn,
+  HarnessError,
+  type Installed,
+  startGunicorn,
+  startPostgres,
+} from './e2e-real-servers';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The method's numbers (adr/0085); the bounds are in e2e-real-metrics.ts (BOUNDS). */
+const PLAN = {
+  deadlineMs: 2_000,
+  callers: 64,
+  runMs: 45_000,
+  /** Figures of a 45 s run are taken from 10 s on: the same 10 s a phase change gets to re-converge. */
+  settleMs: 10_000,
+  openLoopFactor: 1.5,
+  noLoadMs: 3_000,
+  capMs: 2_500,
+  /** The first 0.5 s of each cap fills the queue and the connections; goodput is counted after. */
+  capWarmMs: 500,
+  caps: [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64],
+  gunicornWorkers: 4,
+  gunicornPhaseWorkers: 2,
+  gunicornSleepMs: 20,
+  phaseMs: 20_000,
+  pgTargetMs: 10,
+  pgPool: 200,
+  demo: { capacity: 6, serviceMs: 40 },
+} as const;
+
+type ServerName = 'gunicorn' | 'postgres' | 'demo';
+const SERVERS: readonly ServerName[] = ['gunicorn', 'postgres', 'demo'];
+
+interface Args {
+  servers: ServerName[];
+  runMs: number;
+  docs: boolean;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const servers: ServerName[] = [];
+  let runMs: number = PLAN.runMs;
+  let docs = true;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--seconds') runMs = Number(argv[++i]) * 1_000;
+    else if (a === '--no-docs') docs = false;
+    else if ((SERVERS as readonly string[]).includes(a)) servers.push(a as ServerName);
+    else throw new HarnessError(`unknown argument ${a}; servers: ${SERVERS.join(', ')}; flags: --seconds N, --no-docs`);
+  }
+  if (!(runMs > PLAN.settleMs)) throw new HarnessError(`--seconds must exceed ${PLAN.settleMs / 1_000}`);
+  const full = servers.length === 0 && runMs === PLAN.runMs;
+  return { servers: servers.length === 0 ? [...SERVERS] : servers, runMs, docs: docs && full };
+}
+
+const log = (line: string) => console.log(line);
+
+// ---------------------------------------------------------------------------------------------
+// What is measured per server
+
+interface NoLoad {
+  readonly upstreamP50: number;
+  readonly upstreamP90: number;
+  readonly callerP50: number;
+  readonly callerP90: number;
+  readonly calls: number;
+}
+
+interface Sweep {
+  readonly workers?: number;
+  readonly points: (CapPoint & { upstreamP90: number; callerP90: number })[];
+  readonly knee: Knee;
+}
+
+interface DefaultsRun {
+  readonly name: string;
+  readonly load: string;
+  readonly record: RunRecord;
+  /** From settleMs to the end: the gated figures. */
+  readonly settled: RunFigures;
+  /** The whole run, for information. */
+  readonly whole: RunFigures;
+  readonly snapshot: string;
+}
+
+interface PhaseChange {
+  readonly run: DefaultsRun;
+  readonly kneeByPhase: { name: string; fromMs: number; toMs: number; knee: number; workers: number }[];
+  readonly reconvergence: { change: string; ms: number | undefined; lo: number; hi: number }[];
+  readonly phaseFigures: { name: string; figures: RunFigures }[];
+}
+
+interface ServerResult {
+  readonly name: ServerName;
+  readonly describe: string;
+  readonly noLoad: NoLoad;
+  readonly sweep: Sweep;
+  readonly runs: DefaultsRun[];
+  readonly phase?: PhaseChange;
+  readonly sweep2?: Sweep;
+  readonly seconds: number;
+}
+
+/** The real limiter held at `cap`: minLimit and maxLimit opened so the cap is the only bound. */
+function fixedCap(cap: number) {
+  return limiter({ algorithm: 'fixed', initialLimit: cap, minLimit: 1, maxLimit: Math.max(200, cap) });
+}
+
+async function measureNoLoad(target: Target): Promise<NoLoad> {
+  const record = await runLoad({
+    target,
+    limiter: fixedCap(1),
+    load: { kind: 'closed', callers: 1 },
+    durationMs: PLAN.noLoadMs,
+    deadlineMs: PLAN.deadlineMs,
+  });
+  const f = figuresOf(record.calls, record.samples, 500, PLAN.noLoadMs + 1);
+  if (f.ok < 20) throw new HarnessError(`${target.name}: only ${f.ok} calls succeeded at no load`);
+  log(
+    `  no load (1 caller): upstream p50 ${fixed(f.upstream.p50, 1)} ms, p90 ${fixed(f.upstream.p90, 1)} ms; ` +
+      `caller p50 ${fixed(f.caller.p50, 1)} ms, p90 ${fixed(f.caller.p90, 1)} ms (${f.ok} calls)`,
+  );
+  return {
+    upstreamP50: f.upstream.p50,
+    upstreamP90: f.upstream.p90,
+    callerP50: f.caller.p50,
+    callerP90: f.caller.p90,
+    calls: f.ok,
+  };
+}
+
+async function sweepCaps(target: Target, label: string): Promise<Sweep> {
+  const points: Sweep['points'] = [];
+  for (const cap of PLAN.caps) {
+    const record = await runLoad({
+      target,
+      limiter: fixedCap(cap),
+      load: { kind: 'closed', callers: PLAN.callers },
+      durationMs: PLAN.capMs,
+      deadlineMs: PLAN.deadlineMs,
+    });
+    const f = figuresOf(record.calls, record.samples, PLAN.capWarmMs, PLAN.capMs);
+    points.push({ cap, goodput: f.goodput, upstreamP90: f.upstream.p90, callerP90: f.caller.p90 });
+    log(
+      `  fixed cap ${String(cap).padStart(2)}${label}: goodput ${fixed(f.goodput, 1).padStart(6)}/s, ` +
+        `upstream p90 ${fixed(f.upstream.p90, 1)} ms, caller p90 ${fixed(f.caller.p90, 1)} ms, shed ${f.shed}, timeouts ${f.timeouts}`,
+    );
+    if (sweepIsFlat(points)) break;
+  }
+  const knee = kneeOf(points);
+  log(
+    `  knee${label}: ${knee.knee} (smallest cap reaching 95% of the best, ${fixed(knee.bestGoodput, 1)}/s at cap ${knee.bestCap})`,
+  );
+  return { points, knee };
+}
+
+function snapshotLine(l: ReturnType<typeof limiter>): string {
+  const s = l.snapshot() as unknown as Record<string, unknown>;
+  const change = s.lastChange as { reason?: string; direction?: string } | undefined;
+  const num = (v: unknown) => (typeof v === 'number' ? fixed(v, 1) : '-');
+  return `limit ${num(s.limit)}, baseline ${num(s.baselineMs)} ms, latency ${num(s.latencyMs)} ms, windows ${num(s.windows)}, last ${change?.direction ?? '-'} ${change?.reason ?? '-'}`;
+}
+
+async function runDefaults(
+  target: Target,
+  name: string,
+  load: Load,
+  durationMs: number,
+  events?: readonly ScheduledEvent[],
+): Promise<DefaultsRun> {
+  const gate = limiter();
+  const record = await runLoad({
+    target,
+    limiter: gate,
+    load,
+    durationMs,
+    deadlineMs: PLAN.deadlineMs,
+    ...(events === undefined ? {} : { events }),
+  });
+  const settled = figuresOf(record.calls, record.samples, PLAN.settleMs, durationMs);
+  const whole = figuresOf(record.calls, record.samples, 0, durationMs);
+  const describeLoad =
+    load.kind === 'closed' ? `${load.callers} closed-loop callers` : `Poisson ${fixed(load.ratePerSecond, 0)}/s`;
+  const run: DefaultsRun = { name, load: describeLoad, record, settled, whole, snapshot: snapshotLine(gate) };
+  log(`  defaults, ${name} (${describeLoad}, ${durationMs / 1_000} s): ${figuresLine(settled)}`);
+  log(`    whole run: ${figuresLine(whole)}`);
+  log(`    at the end: ${run.snapshot}`);
+  return run;
+}
+
+function figuresLine(f: RunFigures): string {
+  const q = (x: { p50: number; p90: number; p99: number }) =>
+    `${fixed(x.p50, 0)}/${fixed(x.p90, 0)}/${fixed(x.p99, 0)}`;
+  return (
+    `[${fixed(f.fromMs / 1_000, 1)}-${fixed(f.toMs / 1_000, 1)} s] goodput ${fixed(f.goodput, 1)}/s, upstream p50/p90/p99 ${q(f.upstream)} ms, ` +
+    `caller ${q(f.caller)} ms, shed ${f.shed}, timeouts ${f.timeouts}, errors ${f.errors}, ` +
+    `limit median ${fixed(f.limit.median, 1)} (p10 ${fixed(f.limit.p10, 1)}, p90 ${fixed(f.limit.p90, 1)}), ` +
+    `upstream in-flight mean ${fixed(f.upstreamInflight.mean, 1)}`
+  );
+}
+
+async function standardRuns(target: Target, sweep: Sweep, runMs: number, seed: number): Promise<DefaultsRun[]> {
+  const closed = await runDefaults(target, 'closed loop', { kind: 'closed', callers: PLAN.callers }, runMs);
+  const rate = PLAN.openLoopFactor * sweep.knee.bestGoodput;
+  const open = await runDefaults(target, 'open loop', { kind: 'open', ratePerSecond: rate, seed }, runMs);
+  return [closed, open];
+}
+
+async function warm(target: Target, calls: number): Promise<void> {
+  for (let i = 0; i < calls; i++) {
+    try {
+      await target.call(AbortSignal.timeout(5_000));
+    } catch (error) {
+      throw new HarnessError(`${target.name} does not answer: ${String(error)}`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The servers
+
+async function gunicornServer(installed: Installed, cleanup: Cleanup, runMs: number): Promise<ServerResult> {
+  const started = performance.now();
+  const server: Gunicorn = await startGunicorn(
+    installed.gunicorn,
+    { workers: PLAN.gunicornWorkers, sleepMs: PLAN.gunicornSleepMs },
+    cleanup,
+  );
+  const version = execFileSync(installed.gunicorn, ['--version'], { encoding: 'utf8' }).trim();
+  const describe = `${version}, ${PLAN.gunicornWorkers} sync workers, ${PLAN.gunicornSleepMs} ms sleep endpoint`;
+  log(`gunicorn: ${describe}, on ${server.url}`);
+  const target = httpTarget('gunicorn', server.url);
+  try {
+    await warm(target, 20);
+    const noLoad = await measureNoLoad(target);
+    const sweep = await sweepCaps(target, ` (${PLAN.gunicornWorkers} workers)`);
+    const runs = await standardRuns(target, sweep, runMs, 0x5eed0001);
+
+    await server.setWorkers(PLAN.gunicornPhaseWorkers);
+    const sweep2 = { ...(await sweepCaps(target, ` (${PLAN.gunicornPhaseWorkers} workers)`)), workers: 2 };
+    await server.setWorkers(PLAN.gunicornWorkers);
+    await warm(target, 10);
+
+    const phaseMs = Math.min(PLAN.phaseMs, runMs / 2);
+    const total = 3 * phaseMs;
+    const run = await runDefaults(
+      target,
+      'phase change 4 -> 2 -> 4',
+      { kind: 'closed', callers: PLAN.callers },
+      total,
+      [
+        {
+          name: `${PLAN.gunicornPhaseWorkers} workers`,
+          atMs: phaseMs,
+          run: () => server.setWorkers(PLAN.gunicornPhaseWorkers),
+        },
+        {
+          name: `${PLAN.gunicornWorkers} workers`,
+          atMs: 2 * phaseMs,
+          run: () => server.setWorkers(PLAN.gunicornWorkers),
+        },
+      ],
+    );
+    const [down, up] = run.record.events;
+    if (down === undefined || up === undefined) throw new HarnessError('gunicorn: the phase changes did not happen');
+    const k4 = sweep.knee.knee;
+    const k2 = sweep2.knee.knee;
+    const kneeByPhase = [
+      { name: '4 workers', fromMs: 0, toMs: down.atMs, knee: k4, workers: 4 },
+      { name: '2 workers', fromMs: down.atMs, toMs: up.atMs, knee: k2, workers: 2 },
+      { name: '4 workers again', fromMs: up.atMs, toMs: total, knee: k4, workers: 4 },
+    ];
+    const band = (k: number) => [BOUNDS.limitLow * k, BOUNDS.limitHigh * k] as const;
+    const [lo2, hi2] = band(k2);
+    const [lo4, hi4] = band(k4);
+    const reconvergence = [
+      {
+        change: '4 -> 2 workers',
+        ms: reconvergenceMs(run.record.samples, down.atMs, up.atMs, lo2, hi2),
+        lo: lo2,
+        hi: hi2,
+      },
+      { change: '2 -> 4 workers', ms: reconvergenceMs(run.record.samples, up.atMs, total, lo4, hi4), lo: lo4, hi: hi4 },
+    ];
+    const phaseFigures = kneeByPhase.map((p) => ({
+      name: p.name,
+      figures: figuresOf(run.record.calls, run.record.samples, p.fromMs, p.toMs),
+    }));
+    for (const p of phaseFigures) log(`    ${p.name}: ${figuresLine(p.figures)}`);
+    return {
+      name: 'gunicorn',
+      describe,
+      noLoad,
+      sweep,
+      sweep2,
+      runs,
+      phase: { run, kneeByPhase, reconvergence, phaseFigures },
+      seconds: (performance.now() - started) / 1_000,
+    };
+  } finally {
+    target.close();
+    await server.stop();
+  }
+}
+
+async function postgresServer(installed: Installed, cleanup: Cleanup, runMs: number): Promise<ServerResult> {
+  const started = performance.now();
+  const db = await startPostgres(installed.postgresBin, cleanup);
+  const pool = new Pool({
+    host: db.host,
+    port: db.port,
+    user: db.user,
+    database: 'postgres',
+    max: PLAN.pgPool,
+    // Connections stay open: a served pool in steady state, not connection set-up, is measured.
+    idleTimeoutMillis: 0,
+  });
+  pool.on('error', () => {});
+  const closePool = cleanup.add(
+    'pg pool',
+    () => pool.end(),
+    () => {},
+  );
+  try {
+    const version = (await pool.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
+    // A pool of 200 opened up front, as a service's pool is after its first busy minute.
+    const clients = await Promise.all(Array.from({ length: PLAN.pgPool }, () => pool.connect()));
+    for (const c of clients) c.release();
+    const n = await calibrate(pool);
+    const sql = `SELECT count(*) FROM generate_series(1, ${n})`;
+    const describe = `PostgreSQL ${version}, \`${sql}\` (CPU-bound, ~${PLAN.pgTargetMs} ms alone), pg pool of ${PLAN.pgPool}`;
+    log(`postgres: ${describe}, on ${db.host}:${db.port}`);
+    const target: Target = {
+      name: 'postgres',
+      async call() {
+        await pool.query(sql);
+      },
+    };
+    await warm(target, 10);
+    const noLoad = await measureNoLoad(target);
+    const sweep = await sweepCaps(target, '');
+    const runs = await standardRuns(target, sweep, runMs, 0x5eed0002);
+    return { name: 'postgres', describe, noLoad, sweep, runs, seconds: (performance.now() - started) / 1_000 };
+  } finally {
+    await closePool();
+    await db.stop();
+  }
+}
+
+/** The n for which `count(*) FROM generate_series(1, n)` takes about PLAN.pgTargetMs alone (median of 15). */
+async function calibrate(pool: Pool): Promise<number> {
+  let n = 100_000;
+  for (let round = 0; round < 3; round++) {
+    const times: number[] = [];
+    for (let i = 0; i < 15; i++) {
+      const t0 = performance.now();
+      await pool.query(`SELECT count(*) FROM generate_series(1, ${n})`);
+      times.push(performance.now() - t0);
+    }
+    const median = quantiles(times).p50;
+    const next = Math.max(10_000, Math.round((n * PLAN.pgTargetMs) / median / 1_000) * 1_000);
+    log(
+      `  calibration: n = ${n} takes ${fixed(median, 1)} ms alone (median of 15)${round < 2 ? `; next n = ${next}` : ''}`,
+    );
+    if (round < 2) n = next;
+  }
+  return n;
+}
+
+async function demoServer(cleanup: Cleanup, runMs: number): Promise<ServerResult> {
+  const started = performance.now();
+  const upstream = await startUpstream({ ...PLAN.demo });
+  const closeUpstream = cleanup.add(
+    'demo upstream',
+    () => upstream.close(),
+    () => {},
+  );
+  const describe = `demo/upstream.ts, capacity ${PLAN.demo.capacity} x ${PLAN.demo.serviceMs} ms (in this process)`;
+  log(`demo: ${describe}, on ${upstream.url}`);
+  const target = httpTarget('demo', `${upstream.url}/work`);
+  try {
+    await warm(target, 10);
+    const noLoad = await measureNoLoad(target);
+    const sweep = await sweepCaps(target, '');
+    const runs = await standardRuns(target, sweep, runMs, 0x5eed0003);
+    return { name: 'demo', describe, noLoad, sweep, runs, seconds: (performance.now() - started) / 1_000 };
+  } finally {
+    target.close();
+    await closeUpstream();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Criteria, report, docs
+
+function criteriaOf(result: ServerResult): Criterion[] {
+  const out: Criterion[] = [];
+  for (const run of result.runs) {
+    out.push(...runCriteria(result.name, run.name, run.settled, result.sweep.knee, result.noLoad.upstreamP90));
+  }
+  for (const r of result.phase?.reconvergence ?? []) {
+    out.push({
+      server: result.name,
+      run: 'phase change',
+      name: `re-converged after ${r.change}`,
+      measured:
+        r.ms === undefined ? 'never (limit outside the band at the end of the phase)' : `${fixed(r.ms / 1_000, 1)} s`,
+      bound: `<= ${BOUNDS.reconvergeMs / 1_000} s into [${fixed(r.lo, 1)}, ${fixed(r.hi, 1)}] and staying there`,
+      pass: r.ms !== undefined && r.ms <= BOUNDS.reconvergeMs,
+    });
+  }
+  return out;
+}
+
+function q3(x: { p50: number; p90: number; p99: number }): string {
+  return `${fixed(x.p50, 0)} / ${fixed(x.p90, 0)} / ${fixed(x.p99, 0)}`;
+}
+
+function markdown(results: readonly ServerResult[], criteria: readonly Criterion[], meta: Meta): string {
+  const lines: string[] = [];
+  lines.push(
+    `Measured ${meta.date} on ${meta.cores} cores (${meta.cpu}), Node ${process.version}; the whole run took ` +
+      `${fixed(meta.seconds / 60, 1)} min; load average ${fixed(meta.loadStart, 1)} at the start, ${fixed(meta.loadEnd, 1)} at the end. ${criteria.filter((c) => c.pass).length} of ${criteria.length} criteria met.`,
+  );
+  lines.push('');
+  lines.push('**Servers and their capacity** (fixed caps, 64 closed-loop callers, goodput in calls/s):');
+  lines.push('');
+  lines.push(
+    '| server | no-load upstream p50 / p90 | no-load caller p50 / p90 | goodput per fixed cap | best | knee |',
+  );
+  lines.push('|---|---|---|---|---|---|');
+  for (const r of results) {
+    for (const s of [r.sweep, ...(r.sweep2 === undefined ? [] : [r.sweep2])]) {
+      const name = s.workers === undefined ? `${r.name}: ${r.describe}` : `${r.name}, ${s.workers} workers`;
+      const caps = s.points.map((p) => `${p.cap}: ${fixed(p.goodput, 0)}`).join(', ');
+      const noLoad =
+        s === r.sweep
+          ? [
+              `${fixed(r.noLoad.upstreamP50, 1)} / ${fixed(r.noLoad.upstreamP90, 1)} ms`,
+              `${fixed(r.noLoad.callerP50, 1)} / ${fixed(r.noLoad.callerP90, 1)} ms`,
+            ]
+          : ['-', '-'];
+      lines.push(
+        `| ${name} | ${noLoad[0]} | ${noLoad[1]} | ${caps} | ${fixed(s.knee.bestGoodput, 1)}/s at ${s.knee.bestCap} | **${s.knee.knee}** |`,
+      );
+    }
+  }
+  lines.push('');
+  lines.push(
+    `**The defaults** (\`limiter()\`, \`execute\` with a 2 s deadline; figures from ${PLAN.settleMs / 1_000} s to the end of each run; latency in ms):`,
+  );
+  lines.push('');
+  lines.push(
+    '| server | run | goodput/s (x best fixed) | upstream p50 / p90 / p99 | caller p50 / p90 / p99 | shed | timeouts | limit median (p10-p90) | knee | upstream in-flight mean |',
+  );
+  lines.push('|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) {
+    const rows: { run: DefaultsRun | undefined; label: string; f: RunFigures; knee: number }[] = r.runs.map((run) => ({
+      run,
+      label: `${run.name}, ${run.load}`,
+      f: run.settled,
+      knee: r.sweep.knee.knee,
+    }));
+    for (const p of r.phase?.phaseFigures ?? []) {
+      const knee = r.phase!.kneeByPhase.find((k) => k.name === p.name)!.knee;
+      rows.push({ run: undefined, label: `phase change: ${p.name}`, f: p.figures, knee });
+    }
+    for (const { label, f, knee } of rows) {
+      lines.push(
+        `| ${r.name} | ${label} | ${fixed(f.goodput, 1)} (${fixed(f.goodput / r.sweep.knee.bestGoodput, 2)}) | ${q3(f.upstream)} | ${q3(f.caller)} | ` +
+          `${f.shed} | ${f.timeouts} | ${fixed(f.limit.median, 1)} (${fixed(f.limit.p10, 1)}-${fixed(f.limit.p90, 1)}) | ${knee} | ${fixed(f.upstreamInflight.mean, 1)} |`,
+      );
+    }
+  }
+  lines.push('');
+  lines.push('**Criteria** (issue 14 item 5):');
+  lines.push('');
+  lines.push('| server | run | criterion | measured | bound | |');
+  lines.push('|---|---|---|---|---|---|');
+  for (const c of criteria) {
+    lines.push(
+      `| ${c.server} | ${c.run} | ${c.name} | ${c.measured} | ${c.bound} | ${c.pass ? 'met' : '**not met**'} |`,
+    );
+  }
+  lines.push('');
+  lines.push(`Time per server: ${results.map((r) => `${r.name} ${fixed(r.seconds, 0)} s`).join(', ')}.`);
+  return lines.join('\n');
+}
+
+interface Meta {
+  date: string;
+  cores: number;
+  cpu: string;
+  seconds: number;
+  /** os.loadavg()[0] when the run started and when it ended: other work on the machine shows here. */
+  loadStart: number;
+  loadEnd: number;
+}
+
+function panelsOf(result: ServerResult): PlotPanel[] {
+  const samples = (run: DefaultsRun) =>
+    run.record.samples.map((s) => ({ tMs: s.tMs, limit: s.limit, inflight: s.upstreamInflight }));
+  const panels: PlotPanel[] = result.runs.map((run) => ({
+    title: `${run.name}: ${run.load}`,
+    samples: samples(run),
+    reference: [{ fromMs: 0, toMs: run.record.durationMs, value: result.sweep.knee.knee }],
+    referenceLabel: 'knee (fixed caps)',
+  }));
+  if (result.phase !== undefined) {
+    panels.push({
+      title: `${result.phase.run.name}: ${result.phase.run.load}`,
+      samples: samples(result.phase.run),
+      reference: result.phase.kneeByPhase.map((p) => ({ fromMs: p.fromMs, toMs: p.toMs, value: p.knee })),
+      referenceLabel: 'knee (fixed caps)',
+      marks: result.phase.run.record.events.map((e) => ({ atMs: e.atMs, label: e.name })),
+    });
+  }
+  return panels;
+}
+
+function reportJson(results: readonly ServerResult[], criteria: readonly Criterion[], meta: Meta): object {
+  return {
+    meta,
+    plan: PLAN,
+    bounds: BOUNDS,
+    criteria,
+    servers: results.map((r) => ({
+      name: r.name,
+      describe: r.describe,
+      seconds: r.seconds,
+      noLoad: r.noLoad,
+      sweep: r.sweep,
+      sweep2: r.sweep2,
+      runs: [...r.runs, ...(r.phase === undefined ? [] : [r.phase.run])].map((run) => ({
+        name: run.name,
+        load: run.load,
+        settled: run.settled,
+        whole: run.whole,
+        snapshot: run.snapshot,
+        events: run.record.events,
+        samples: run.record.samples,
+      })),
+      phase:
+        r.phase === undefined
+          ? undefined
+          : {
+              kneeByPhase: r.phase.kneeByPhase,
+              reconvergence: r.phase.reconvergence,
+              phaseFigures: r.phase.phaseFigures,
+            },
+    })),
+  };
+}
+
+async function main(cleanup: Cleanup): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  const started = performance.now();
+  const loadStart = loadavg()[0]!;
+  log(
+    `e2e:real: ${args.servers.join(', ')}; runs of ${args.runMs / 1_000} s; node ${process.version}, ${cpus().length} cores, ` +
+      `load average ${fixed(loadStart, 1)}`,
+  );
+  if (loadStart > cpus().length) {
+    log(
+      `  (the machine is busy: a load average of ${fixed(loadStart, 1)} on ${cpus().length} cores takes CPU from the servers)`,
+    );
+  }
+  const installed = ensureInstalled(log);
+  const results: ServerResult[] = [];
+  for (const name of args.servers) {
+    if (name === 'gunicorn') results.push(await gunicornServer(installed, cleanup, args.runMs));
+    else if (name === 'postgres') results.push(await postgresServer(installed, cleanup, args.runMs));
+    else results.push(await demoServer(cleanup, args.runMs));
+  }
+  const seconds = (performance.now() - started) / 1_000;
+  const meta: Meta = {
+    date: new Date().toISOString().slice(0, 10),
+    cores: cpus().length,
+    cpu: cpus()[0]?.model.trim() ?? 'unknown',
+    seconds,
+    loadStart,
+    loadEnd: loadavg()[0]!,
+  };
+  const criteria = results.flatMap(criteriaOf);
+
+  log('');
+  log('criteria (issue 14 item 5):');
+  for (const c of criteria) {
+    log(`  ${c.pass ? '[met]    ' : '[NOT MET]'} ${c.server}, ${c.run}: ${c.name} ${c.measured}; bound ${c.bound}`);
+  }
+  mkdirSync(join(root, 'reports'), { recursive: true });
+  writeFileSync(
+    join(root, 'reports', 'e2e-real.json'),
+    `${JSON.stringify(reportJson(results, criteria, meta), null, 1)}\n`,
+  );
+  log('wrote reports/e2e-real.json');
+  if (args.docs) {
+    const docPath = join(root, 'docs', 'real-servers.md');
+    writeFileSync(docPath, replaceBlock(readFileSync(docPath, 'utf8'), 'figures', markdown(results, criteria, meta)));
+    for (const r of results) {
+      const path = join(root, 'docs', 'real-servers', `${r.name}.svg`);
+      await writeLimitPlot(path, `${r.name}: ${r.describe}`, panelsOf(r));
+    }
+    log(
+      `wrote docs/real-servers.md (figures block) and docs/real-servers/{${results.map((r) => r.name).join(',')}}.svg`,
+    );
+  } else {
+    log('docs left as they are (a partial run: servers or --seconds given)');
+  }
+  const met = criteria.filter((c) => c.pass).length;
+  log(
+    `e2e:real: ${met} of ${criteria.length} criteria met, ${criteria.length - met} not met, in ${fixed(seconds / 60, 1)} min ` +
+      `(${results.map((r) => `${r.name} ${fixed(r.seconds, 0)} s`).join(', ')})`,
+  );
+  return met === criteria.length ? 0 : 1;
+}
+
+const cleanup = new Cleanup();
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    console.error(`\ne2e:real: ${signal}; stopping the servers`);
+    void cleanup.runAll(console.error).finally(() => process.exit(130));
+  });
+}
+process.on('exit', () => cleanup.runAllSync());
+
+main(cleanup)
+  .then(async (code) => {
+    await cleanup.runAll(console.error);
+    process.exitCode = code;
+  })
+  .catch(async (error: unknown) => {
+    await cleanup.runAll(console.error);
+    console.error(
+      error instanceof HarnessError
+        ? `e2e:real could not run: ${error.message}`
+        : error instanceof Error
+          ? error.stack
+          : error,
+    );
+    process.exitCode = 2;
+  });
