@@ -77,7 +77,7 @@ export function limitPlotSpec(title: string, panels: readonly PlotPanel[], infli
               type: 'nominal',
               title: null,
               scale: { domain: lines, range: ['#1f77b4', '#ff7f0e', 'black'] },
-              legend: { orient: 'top-left', labelLimit: 300 },
+              legend: { orient: 'right', labelLimit: 300 },
             },
             strokeDash: {
               field: 'line',
@@ -90,7 +90,8 @@ export function limitPlotSpec(title: string, panels: readonly PlotPanel[], infli
                   [4, 3],
                 ],
               },
-              legend: null,
+              title: null,
+              legend: { orient: 'right', labelLimit: 300 },
             },
           },
         },
