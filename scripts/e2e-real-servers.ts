@@ -140,15 +140,16 @@ export function ensureInstalled(log: (line: string) => void): Installed {
   if (missing.length > 0) {
     const command = `apt-get install -y --no-install-recommends ${missing.join(' ')}`;
     const root = process.getuid?.() === 0;
-    if (!root || onPath('apt-get') === undefined) {
+    const aptGet = onPath('apt-get');
+    if (!root || aptGet === undefined) {
       throw new HarnessError(
         `missing ${missing.join(' and ')} and cannot install ${root ? '(no apt-get)' : '(not root)'}: run \`${command}\``,
       );
     }
     log(`installing ${missing.join(' ')} (Debian packages): apt-get update && ${command}`);
     try {
-      execFileSync('apt-get', ['update'], { stdio: 'inherit' });
-      execFileSync('apt-get', ['install', '-y', '--no-install-recommends', ...missing], {
+      execFileSync(aptGet, ['update'], { stdio: 'inherit' });
+      execFileSync(aptGet, ['install', '-y', '--no-install-recommends', ...missing], {
         stdio: 'inherit',
         env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
       });
