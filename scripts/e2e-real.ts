@@ -17,7 +17,7 @@
  * and the plots in docs/real-servers/*.svg (not with --no-docs, as CI runs it).
  * Exits 1 when a criterion fails, 2 when the harness could not install, start or measure.
  *
- *   npm run e2e:real                         everything (about 5.5 minutes on 2 cores)
+ *   npm run e2e:real                         everything (about 6 minutes on 2 cores)
  *   npx tsx scripts/e2e-real.ts postgres     one server (gunicorn, postgres, demo); docs untouched
  *   npx tsx scripts/e2e-real.ts --seconds 15 shorter runs of the defaults; docs untouched
  *   npx tsx scripts/e2e-real.ts --no-docs    everything, docs untouched (.ci/run)
