@@ -495,6 +495,27 @@ async function demoServer(cleanup: Cleanup, durations: Durations): Promise<Serve
 // ---------------------------------------------------------------------------------------------
 // Criteria, report, docs
 
+/**
+ * Measurements that contradict each other: the server's own (the gunicorn knees), and a run of
+ * the defaults serving more than 1.1x the best fixed cap, which means the sweep stopped on a
+ * plateau that more concurrency passes (on a busy machine, a CPU-bound server's share of the CPU
+ * grows with its runnable backends). Reported beside the criteria, not gated.
+ */
+function warningsOf(result: ServerResult): string[] {
+  const out = [...(result.warnings ?? [])];
+  for (const run of result.runs) {
+    const ratio = run.settled.goodput / result.sweep.knee.bestGoodput;
+    if (ratio > 1.1) {
+      out.push(
+        `the defaults' ${run.name} served ${fixed(ratio, 2)}x the best fixed cap ` +
+          `(limit median ${fixed(run.settled.limit.median, 0)}, sweep up to cap ${result.sweep.points.at(-1)?.cap}): ` +
+          'the fixed caps underestimated what the server serves, and the goodput criterion is easy',
+      );
+    }
+  }
+  return out;
+}
+
 function criteriaOf(result: ServerResult): Criterion[] {
   const out: Criterion[] = [];
   for (const run of result.runs) {
@@ -585,7 +606,7 @@ function markdown(results: readonly ServerResult[], criteria: readonly Criterion
     );
   }
   lines.push('');
-  for (const r of results) for (const w of r.warnings ?? []) lines.push(`Warning (${r.name}): ${w}.`, '');
+  for (const r of results) for (const w of warningsOf(r)) lines.push(`Warning (${r.name}): ${w}.`, '');
   lines.push(`Time per server: ${results.map((r) => `${r.name} ${fixed(r.seconds, 0)} s`).join(', ')}.`);
   return lines.join('\n');
 }
@@ -629,7 +650,7 @@ function reportJson(results: readonly ServerResult[], criteria: readonly Criteri
       name: r.name,
       describe: r.describe,
       seconds: r.seconds,
-      warnings: r.warnings ?? [],
+      warnings: warningsOf(r),
       noLoad: r.noLoad,
       sweep: r.sweep,
       sweep2: r.sweep2,
@@ -692,7 +713,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   for (const c of criteria) {
     log(`  ${c.pass ? '[met]    ' : '[NOT MET]'} ${c.server}, ${c.run}: ${c.name} ${c.measured}; bound ${c.bound}`);
   }
-  for (const r of results) for (const w of r.warnings ?? []) log(`  warning (${r.name}, not gated): ${w}`);
+  for (const r of results) for (const w of warningsOf(r)) log(`  warning (${r.name}, not gated): ${w}`);
   // Every run writes its report, its table and its plots under reports/; a full run also
   // refreshes the committed copies in docs/ (unless --no-docs, as CI runs it).
   const reportDir = join(root, 'reports', 'e2e-real');
