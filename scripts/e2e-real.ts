@@ -164,6 +164,8 @@ interface PhaseChange {
 interface ServerResult {
   readonly name: ServerName;
   readonly describe: string;
+  /** The plot's title: short enough for a 640 px panel. */
+  readonly plotTitle: string;
   readonly noLoad: NoLoad;
   readonly sweep: Sweep;
   readonly runs: DefaultsRun[];
@@ -391,6 +393,7 @@ async function gunicornServer(installed: Installed, cleanup: Cleanup, durations:
     return {
       name: 'gunicorn',
       describe,
+      plotTitle: `gunicorn ${version.replace(/^gunicorn \(version (.+)\)$/, '$1')}, ${PLAN.gunicornWorkers} sync workers, ${PLAN.gunicornSleepMs} ms sleep`,
       noLoad,
       sweep,
       sweep2,
@@ -442,7 +445,16 @@ async function postgresServer(installed: Installed, cleanup: Cleanup, durations:
     const noLoad = await measureNoLoad(target);
     const sweep = await sweepCaps(target, '');
     const runs = await standardRuns(target, sweep, durations, 0x5eed0002);
-    return { name: 'postgres', describe, noLoad, sweep, runs, seconds: (performance.now() - started) / 1_000 };
+    const plotTitle = `PostgreSQL ${version.split(' ')[0]}, CPU-bound count(*) ~${PLAN.pgTargetMs} ms, pool of ${PLAN.pgPool}`;
+    return {
+      name: 'postgres',
+      describe,
+      plotTitle,
+      noLoad,
+      sweep,
+      runs,
+      seconds: (performance.now() - started) / 1_000,
+    };
   } finally {
     await closePool();
     await db.stop();
@@ -485,7 +497,8 @@ async function demoServer(cleanup: Cleanup, durations: Durations): Promise<Serve
     const noLoad = await measureNoLoad(target);
     const sweep = await sweepCaps(target, '');
     const runs = await standardRuns(target, sweep, durations, 0x5eed0003);
-    return { name: 'demo', describe, noLoad, sweep, runs, seconds: (performance.now() - started) / 1_000 };
+    const plotTitle = `demo upstream, capacity ${PLAN.demo.capacity} x ${PLAN.demo.serviceMs} ms`;
+    return { name: 'demo', describe, plotTitle, noLoad, sweep, runs, seconds: (performance.now() - started) / 1_000 };
   } finally {
     target.close();
     await closeUpstream();
@@ -725,7 +738,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   const table = markdown(results, criteria, meta);
   writeFileSync(join(reportDir, 'figures.md'), `${table}\n`);
   for (const r of results) {
-    await writeLimitPlot(join(reportDir, `${r.name}.svg`), `${r.name}: ${r.describe}`, panelsOf(r));
+    await writeLimitPlot(join(reportDir, `${r.name}.svg`), r.plotTitle, panelsOf(r));
   }
   const names = results.map((r) => r.name).join(',');
   log(`wrote reports/e2e-real.json, reports/e2e-real/figures.md and reports/e2e-real/{${names}}.svg`);
@@ -733,11 +746,7 @@ async function main(cleanup: Cleanup): Promise<number> {
     const docPath = join(root, 'docs', 'real-servers.md');
     writeFileSync(docPath, replaceBlock(readFileSync(docPath, 'utf8'), 'figures', table));
     for (const r of results) {
-      await writeLimitPlot(
-        join(root, 'docs', 'real-servers', `${r.name}.svg`),
-        `${r.name}: ${r.describe}`,
-        panelsOf(r),
-      );
+      await writeLimitPlot(join(root, 'docs', 'real-servers', `${r.name}.svg`), r.plotTitle, panelsOf(r));
     }
     log(`wrote docs/real-servers.md (figures block) and docs/real-servers/{${names}}.svg`);
   } else {
