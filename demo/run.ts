@@ -4,13 +4,27 @@
  * Starts demo/upstream.ts on 127.0.0.1 (ephemeral port), then offers it more requests per second
  * than it can serve, through real `fetch` wrapped by `resilientFetch` and one adaptive limiter.
  * Four phases: quiet, busy, a latency cliff (service time x5), recovery. Prints one row a second
- * and a summary, then shuts everything down. Loopback only; 44 s; 6 400 requests.
+ * and a summary, which states the capacity resilix found (the busy phase's limit median) beside
+ * the secret one, writes an SVG of the limit and the server's in-flight against the capacity line
+ * (reports/demo/demo.svg; the summary says where), then shuts everything down. Loopback only;
+ * 44 s; 6 400 requests.
  */
-import { pathToFileURL } from 'node:url';
-import { isLimitExceededError, isTimeoutError, pipeline, timeout } from '../src/index';
-import { resilientFetch } from '../src/fetch/fetch';
-import { limiter, type LimiterOptions } from '../src/limiter/limiter';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  isLimitExceededError,
+  isTimeoutError,
+  type LimiterOptions,
+  limiter,
+  pipeline,
+  resilientFetch,
+  timeout,
+} from '../src/index';
+import type { PlotSample } from './plot';
 import { startUpstream, type UpstreamPhase } from './upstream';
+
+/** Where `npm run demo` writes its plot (reports/ is not committed). */
+export const DEFAULT_SVG_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', 'reports', 'demo', 'demo.svg');
 
 export interface DemoPhase {
   name: string;
@@ -29,6 +43,8 @@ export interface DemoOptions {
   limiter?: LimiterOptions;
   /** Where lines go. Default console.log. */
   print?: (line: string) => void;
+  /** Where to write the SVG of limit and in-flight against the capacity; `false`: no plot. Default DEFAULT_SVG_PATH. */
+  svgPath?: string | false;
 }
 
 export interface PhaseSummary {
@@ -50,8 +66,23 @@ export interface PhaseSummary {
   capacity: number;
 }
 
+/** The capacity resilix found, beside the secret one (issue 14 item 6). */
+export interface CapacityFound {
+  /** The phase it is read in: 'busy' (the first phase offering more than the capacity, if none is so named). */
+  phase: string;
+  /** Median of the limit, sampled every 100 ms over the phase's second half. */
+  limitMedian: number;
+  /** The secret capacity during that phase. */
+  capacity: number;
+  /** limitMedian in [capacity, 2 x capacity]. */
+  within: boolean;
+}
+
 export interface DemoSummary {
   phases: PhaseSummary[];
+  found: CapacityFound | undefined;
+  /** Where the plot was written, if it was. */
+  svgPath: string | undefined;
   /** Requests offered in total (the bound). */
   offered: number;
   /** The limit the run started at, the highest it reached, and where it ended. */
@@ -72,6 +103,9 @@ export const DEFAULT_PHASES: DemoPhase[] = [
   { name: 'cliff', seconds: 12, offeredPerSecond: 100, upstream: { capacity: 6, serviceMs: 200 } },
   { name: 'recovery', seconds: 12, offeredPerSecond: 200, upstream: { capacity: 6, serviceMs: 40 } },
 ];
+
+/** The limit and the server's in-flight every SAMPLE_MS, for the plot and the capacity found. */
+const SAMPLE_MS = 100;
 
 function quantile(sorted: number[], q: number): number {
   if (sorted.length === 0) return NaN;
@@ -134,6 +168,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   // counts in the row in which it finished, and in the phase in which it was offered.
   let row = emptyTally();
   let nextRow = startedAt + rowMs;
+  const samples: PlotSample[] = [];
+  let nextSample = startedAt;
+  const phaseWindows: Array<{ phase: DemoPhase; fromMs: number; toMs: number }> = [];
 
   function fire(phase: Tally): void {
     offered++;
@@ -170,6 +207,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
       let phasePeak = 0;
       const phaseStart = performance.now();
       const phaseEnd = phaseStart + phase.seconds * 1_000;
+      phaseWindows.push({ phase, fromMs: phaseStart - startedAt, toMs: phaseEnd - startedAt });
       const scheduled = Math.round(phase.seconds * phase.offeredPerSecond);
       let due = 0;
       let sent = 0;
@@ -180,6 +218,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
         while (sent < due && sent < scheduled) {
           fire(phaseTally);
           sent++;
+        }
+        if (now >= nextSample) {
+          samples.push({ tMs: now - startedAt, limit: gate.limit, inflight: upstream.stats().inflight });
+          nextSample += SAMPLE_MS;
         }
         if (now >= nextRow) {
           const sorted = row.latencies.sort((a, b) => a - b);
@@ -258,7 +300,68 @@ export async function runDemo(options: DemoOptions): Promise<DemoSummary> {
   print(`  ${shed} requests were shed by resilix and never reached the upstream; the server never had more`);
   print(`  than ${upstreamPeak} in flight. 'limit' above is the mean over each phase's second half.`);
   print(`  ${offered} requests in ${(elapsedMs / 1_000).toFixed(1)} s, all on loopback.`);
-  return { phases: summaries, offered, initialLimit, peakLimit, finalLimit: gate.limit, elapsedMs };
+
+  const found = capacityFound(phaseWindows, samples);
+  if (found !== undefined) {
+    const lo = found.capacity;
+    const hi = 2 * found.capacity;
+    print(
+      `  the capacity resilix found: a limit of ${found.limitMedian} (median over the ${found.phase} phase's second half) ` +
+        `against the secret ${found.capacity}: ${found.within ? 'within' : 'NOT within'} [${lo}, ${hi}]` +
+        `${found.within ? '' : found.limitMedian > hi ? ', too high' : ', too low'}.`,
+    );
+  }
+  let svgPath: string | undefined;
+  if (options.svgPath !== false) {
+    svgPath = options.svgPath ?? DEFAULT_SVG_PATH;
+    const { writeLimitPlot } = await import('./plot');
+    await writeLimitPlot(
+      svgPath,
+      `resilix demo: limit and the server's in-flight against its secret capacity`,
+      [
+        {
+          title: options.phases.map((p) => `${p.name} ${p.offeredPerSecond}/s`).join(', '),
+          samples,
+          reference: phaseWindows.map((w) => ({ fromMs: w.fromMs, toMs: w.toMs, value: w.phase.upstream.capacity })),
+          referenceLabel: 'secret capacity',
+          marks: phaseWindows.slice(1).map((w) => ({ atMs: w.fromMs, label: w.phase.name })),
+        },
+      ],
+      "server's in-flight",
+    );
+    const shown = relative(process.cwd(), svgPath);
+    print(`  plot of limit and in-flight against the capacity line: ${shown.startsWith('..') ? svgPath : shown}`);
+  }
+  return { phases: summaries, found, svgPath, offered, initialLimit, peakLimit, finalLimit: gate.limit, elapsedMs };
+}
+
+/**
+ * The busy phase (named 'busy', or the first that offers more than the capacity serves) and the
+ * median of the limit over its second half: the first half is the limiter's time to settle.
+ */
+function capacityFound(
+  windows: ReadonlyArray<{ phase: DemoPhase; fromMs: number; toMs: number }>,
+  samples: readonly PlotSample[],
+): CapacityFound | undefined {
+  const servesPerSecond = (p: DemoPhase) => (p.upstream.capacity * 1_000) / p.upstream.serviceMs;
+  const busy =
+    windows.find((w) => w.phase.name === 'busy') ??
+    windows.find((w) => w.phase.offeredPerSecond > servesPerSecond(w.phase));
+  if (busy === undefined) return undefined;
+  const half = (busy.fromMs + busy.toMs) / 2;
+  const limits = samples
+    .filter((s) => s.tMs >= half && s.tMs < busy.toMs)
+    .map((s) => s.limit)
+    .sort((a, b) => a - b);
+  if (limits.length === 0) return undefined;
+  const limitMedian = limits[Math.ceil(limits.length / 2) - 1]!;
+  const capacity = busy.phase.upstream.capacity;
+  return {
+    phase: busy.phase.name,
+    limitMedian,
+    capacity,
+    within: limitMedian >= capacity && limitMedian <= 2 * capacity,
+  };
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { runDemo, type DemoPhase } from '../../demo/run';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type DemoPhase, runDemo } from '../../demo/run';
 
 /**
  * The demo, shortened, on real sockets: a loopback server with a secret capacity of 4 (40 ms per
@@ -13,15 +16,20 @@ const PHASES: DemoPhase[] = [
 ];
 
 describe('the live demo, end to end on loopback', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'resilix-demo-test-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
   it('finds the capacity from latency, sheds the excess fast and never lets the upstream queue up', {
     timeout: 15_000,
   }, async () => {
     const lines: string[] = [];
+    const svgPath = join(dir, 'demo.svg');
     const summary = await runDemo({
       phases: PHASES,
       timeoutMs: 1_000,
       limiter: { minWindowMs: 500, minSamples: 20 },
       print: (line) => lines.push(line),
+      svgPath,
     });
     const [quiet, busy] = summary.phases;
 
@@ -52,5 +60,30 @@ describe('the live demo, end to end on loopback', () => {
     expect(lines.some((l) => l.includes("the upstream's secret: 4 requests at a time, 40 ms each (100 req/s)"))).toBe(
       true,
     );
+
+    // The capacity found, beside the secret one: the busy phase's limit median (100 ms samples over
+    // its second half, so within the limits the limiter took) and whether it lies in [C, 2C].
+    const found = summary.found!;
+    expect(found.phase).toBe('busy');
+    expect(found.capacity).toBe(4);
+    expect(found.limitMedian).toBeLessThanOrEqual(summary.peakLimit);
+    expect(found.within).toBe(found.limitMedian >= 4 && found.limitMedian <= 8);
+    const verdict = found.within
+      ? 'within [4, 8].'
+      : `NOT within [4, 8], ${found.limitMedian > 8 ? 'too high' : 'too low'}.`;
+    expect(lines).toContain(
+      `  the capacity resilix found: a limit of ${found.limitMedian} (median over the busy phase's second half) against the secret 4: ${verdict}`,
+    );
+
+    // The plot: written where the summary says, an SVG with the limit, the in-flight and the capacity line.
+    expect(summary.svgPath).toBe(svgPath);
+    expect(
+      lines.some(
+        (l) => l.startsWith('  plot of limit and in-flight against the capacity line: ') && l.endsWith('demo.svg'),
+      ),
+    ).toBe(true);
+    const svg = readFileSync(svgPath, 'utf8');
+    expect(svg.startsWith('<svg')).toBe(true);
+    for (const legend of ['limit', "server's in-flight", 'secret capacity']) expect(svg).toContain(legend);
   });
 });

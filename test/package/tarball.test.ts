@@ -6,10 +6,10 @@ import { packed, ROOT, type Packed } from './packed';
 
 /**
  * Links from shipped guides to what stays in the repository: the simulation's plots and data
- * (docs/sim/, 1.4 MB), the simulator's source (sim/) and the release notes (.changeset/). The
- * guides that link there say so (docs/README.md).
+ * (docs/sim/, 1.4 MB), the real-server plots (docs/real-servers/), the simulator's source (sim/)
+ * and the release notes (.changeset/). The guides that link there say so (docs/README.md).
  */
-const REPOSITORY_ONLY = ['docs/sim/', 'sim/', '.changeset/'];
+const REPOSITORY_ONLY = ['docs/sim/', 'docs/real-servers/', 'sim/', '.changeset/'];
 
 /** Every markdown link target, with the line it is on; images too. Code spans and blocks are not links. */
 function linksOf(markdown: string): Array<{ line: number; target: string }> {
