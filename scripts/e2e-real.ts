@@ -23,6 +23,7 @@
  *   npx tsx scripts/e2e-real.ts --no-docs    everything, docs untouched (.ci/run)
  */
 import { execFileSync } from 'node:child_process';
+import { KNOWN_REAL_SERVER_FAILURES, knownKey } from './e2e-real-known';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -724,7 +725,17 @@ async function main(cleanup: Cleanup): Promise<number> {
   log('');
   log('criteria (issue 14 item 5):');
   for (const c of criteria) {
-    log(`  ${c.pass ? '[met]    ' : '[NOT MET]'} ${c.server}, ${c.run}: ${c.name} ${c.measured}; bound ${c.bound}`);
+    const known = KNOWN_REAL_SERVER_FAILURES[knownKey(c.server, c.run, c.name)];
+    const mark = c.pass
+      ? known === undefined
+        ? '[met]    '
+        : '[met, listed as known: remove it from scripts/e2e-real-known.ts]'
+      : known === undefined
+        ? '[NOT MET]'
+        : '[known]  ';
+    log(
+      `  ${mark} ${c.server}, ${c.run}: ${c.name} ${c.measured}; bound ${c.bound}${!c.pass && known !== undefined ? ` (${known})` : ''}`,
+    );
   }
   for (const r of results) for (const w of warningsOf(r)) log(`  warning (${r.name}, not gated): ${w}`);
   // Every run writes its report, its table and its plots under reports/; a full run also
@@ -757,7 +768,12 @@ async function main(cleanup: Cleanup): Promise<number> {
     `e2e:real: ${met} of ${criteria.length} criteria met, ${criteria.length - met} not met, in ${fixed(seconds / 60, 1)} min ` +
       `(${results.map((r) => `${r.name} ${fixed(r.seconds, 0)} s`).join(', ')})`,
   );
-  return met === criteria.length ? 0 : 1;
+  // Exit 1 for a criterion not met that scripts/e2e-real-known.ts does not list.
+  const unexpected = criteria.filter(
+    (c) => !c.pass && KNOWN_REAL_SERVER_FAILURES[knownKey(c.server, c.run, c.name)] === undefined,
+  );
+  log(`e2e:real: ${unexpected.length === 0 ? 'pass' : `${unexpected.length} criteria not met that are not known`}`);
+  return unexpected.length === 0 ? 0 : 1;
 }
 
 const cleanup = new Cleanup();
