@@ -116,10 +116,12 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   readonly port: LimiterPort = this;
   private readonly plan: CallPlan;
 
+  constructor(options?: LimiterOptions);
   /**
-   * `internal` is not part of the public contract: tests inject a stand-in controller, the
+   * @internal Not part of the public contract: tests inject a stand-in controller, the
    * simulator's ablation study a tuning (src/internal.ts).
    */
+  constructor(options: LimiterOptions | undefined, internal: { controller?: LimitController; tuning?: ControlTuning });
   constructor(options?: LimiterOptions, internal?: { controller?: LimitController; tuning?: ControlTuning }) {
     const o = optionsObject<LimiterOptions>('limiter', options);
     knownOptions('limiter', o, LIMITER_OPTION_NAMES);

@@ -1,43 +1,132 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CONTROL_DEFAULTS } from '../../src/limiter/control-loop';
+import { PRESSURE_SATURATION, QUANTILE_SE_FACTOR } from '../../src/limiter/algorithms/algorithm';
+import { MIN_BASELINE_MS } from '../../src/limiter/algorithms/vegas';
+import { CONTROL_DEFAULTS, IDLE_WINDOWS } from '../../src/limiter/control-config';
+import { FAILURE_GROWTH_VETO, ROUND_SAMPLES, SPREAD_PRIOR } from '../../src/limiter/control-loop';
+import { DEFAULT_TUNING } from '../../src/limiter/control-tuning';
+import { TAIL_CAP, TAIL_NOISE_Z, TAIL_WEIGHT } from '../../src/limiter/timeout-tail';
+import { LATENCY_SMOOTHING, LATENCY_WARMUP, OVERLOAD_CLOSE_MIN_ANSWERS } from '../../src/limiter/window';
+import { DEFAULT_MEDIAN_SIZE } from '../../src/stats/median-filter';
 import { BREAKER_DEFAULTS, KeyRegistry, limiter } from '../../src/index';
 
-/** The rows of the one defaults table in docs/tuning.md: `| policy | option | default | provenance |`. */
+/**
+ * docs/tuning.md holds every default in tables of `| kind | name | value | provenance |` rows: the
+ * options of each policy (kind = the policy), the control loop's internal tuning (kind `tuning`:
+ * every field of DEFAULT_TUNING) and the loop's fixed constants (kind `constant`). This test reads
+ * those rows and checks them against the source in both directions: every default in the code has
+ * a row with its value and a provenance, and every row names something the code still has.
+ */
 interface Row {
-  readonly policy: string;
-  readonly option: string;
+  readonly kind: string;
+  readonly name: string;
   readonly value: string;
+  readonly provenance: string;
+  readonly line: string;
 }
+
+const KINDS = [
+  'breaker',
+  'limiter',
+  'bulkhead',
+  'timeout',
+  'KeyRegistry',
+  'resilientFetch',
+  'every policy',
+  'tuning',
+  'constant',
+];
+const ROW = new RegExp(`^\\| (${KINDS.join('|')}) \\|`);
 
 const TUNING = readFileSync(resolve(__dirname, '../../docs/tuning.md'), 'utf8');
 const ROWS: Row[] = TUNING.split('\n')
-  .filter((line) => /^\| (breaker|limiter|bulkhead|timeout|KeyRegistry|resilientFetch|every policy) \|/.test(line))
+  .filter((line) => ROW.test(line))
   .map((line) => {
-    const [policy, option, value] = line
+    const cells = line
       .split('|')
-      .slice(1)
+      .slice(1, -1)
       .map((cell) => cell.trim());
-    return { policy: policy!, option: option!.replace(/`/g, ''), value: value!.replace(/`/g, '') };
+    const [kind, name, value, ...rest] = cells;
+    return {
+      kind: kind!,
+      name: name!.replace(/`/g, ''),
+      value: value!.replace(/`/g, ''),
+      provenance: rest.join('|').trim(),
+      line,
+    };
   });
 
-/** `0.5` -> 0.5, `10_000` -> 10000, `'vegas'` -> 'vegas'. */
-function literal(text: string): number | string {
+function rowsOf(kind: string): Row[] {
+  return ROWS.filter((r) => r.kind === kind);
+}
+
+function rowFor(kind: string, name: string): Row {
+  const matching = ROWS.filter((r) => r.kind === kind && r.name === name);
+  if (matching.length === 0) throw new Error(`docs/tuning.md has no row for ${kind} ${name}`);
+  if (matching.length > 1) throw new Error(`docs/tuning.md has ${matching.length} rows for ${kind} ${name}`);
+  return matching[0]!;
+}
+
+/**
+ * A table cell as a value: `0.5`, `10_000`, `1 / 8` (a quotient, as the code writes it), `'vegas'`,
+ * `true`, or a function's name (`defaultAlpha`). Throws on anything else.
+ */
+function literal(text: string): number | string | boolean {
   const quoted = /^'(.*)'$/.exec(text);
   if (quoted) return quoted[1]!;
+  if (text === 'true' || text === 'false') return text === 'true';
+  const quotient = /^([\d_.]+)\s*\/\s*([\d_.]+)$/.exec(text);
+  if (quotient) return Number(quotient[1]!.replace(/_/g, '')) / Number(quotient[2]!.replace(/_/g, ''));
   const number = Number(text.replace(/_/g, ''));
-  if (Number.isNaN(number)) throw new Error(`docs/tuning.md: cannot read the default ${JSON.stringify(text)}`);
-  return number;
+  if (!Number.isNaN(number) && text.trim() !== '') return number;
+  if (/^[A-Za-z_$][\w$]*$/.test(text)) return text;
+  throw new Error(`docs/tuning.md: cannot read the value ${JSON.stringify(text)}`);
 }
 
-function documented(policy: string, option: string): number | string {
-  const row = ROWS.find((r) => r.policy === policy && r.option === option);
-  if (row === undefined) throw new Error(`docs/tuning.md has no row for ${policy} ${option}`);
-  return literal(row.value);
+/** What the code's value reads as in the table: a function by its name. */
+function asDocumented(value: unknown): number | string | boolean {
+  if (typeof value === 'function') return value.name;
+  if (typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') return value;
+  throw new Error(`a default of type ${typeof value} cannot be stated in the table`);
 }
 
-describe('docs/tuning.md, the defaults table', () => {
+function documented(kind: string, name: string): number | string | boolean {
+  return literal(rowFor(kind, name).value);
+}
+
+/**
+ * A provenance says where a number comes from: a named source, or "ours" with the reason (an ADR,
+ * the spec, a measurement). One of these words must appear in it.
+ */
+const SOURCE =
+  /\b(ours|RFC \d+|BBR|TCP|Netflix|Uber|failsafe-go|Envoy|resilience4j|Hystrix|opossum|Polly|gobreaker|cockatiel|spec|adr\/\d{4}|ADR-\d+|web-standard)\b/i;
+
+/**
+ * The loop's fixed constants (not options, not tuning), by the name the table gives each. The band's
+ * shape (ALPHA_POWER, BETA_RATIO) is the tuning's alphaPower and betaRatio, checked there.
+ */
+const CONSTANTS: Record<string, number> = {
+  ROUND_SAMPLES,
+  SPREAD_PRIOR,
+  FAILURE_GROWTH_VETO,
+  IDLE_WINDOWS,
+  MIN_BASELINE_MS,
+  QUANTILE_SE_FACTOR,
+  PRESSURE_SATURATION,
+  OVERLOAD_CLOSE_MIN_ANSWERS,
+  LATENCY_SMOOTHING,
+  LATENCY_WARMUP,
+  DEFAULT_MEDIAN_SIZE,
+  TAIL_WEIGHT,
+  TAIL_CAP,
+  TAIL_NOISE_Z,
+};
+
+/** Limiter rows that are admission's, not the control loop's (checked against a fresh limiter below). */
+const ADMISSION_ROWS = ['queueing.initialFactor', 'queueing.maxFactor', 'queueOrder', 'random'];
+
+describe('docs/tuning.md, the defaults tables', () => {
   it('has a row, with the value the code uses, for every breaker default', () => {
     for (const [option, value] of Object.entries(BREAKER_DEFAULTS)) {
       expect(documented('breaker', option), option).toBe(value);
@@ -46,8 +135,37 @@ describe('docs/tuning.md, the defaults table', () => {
 
   it("has a row, with the value the code uses, for every default of the limiter's control loop", () => {
     for (const [option, value] of Object.entries(CONTROL_DEFAULTS)) {
-      expect(documented('limiter', option), option).toBe(value);
+      expect(documented('limiter', option), option).toBe(asDocumented(value));
     }
+  });
+
+  it('has no limiter row for an option the limiter no longer has', () => {
+    const known = new Set([...Object.keys(CONTROL_DEFAULTS), ...ADMISSION_ROWS]);
+    // Rows in plain words ("retry-hint drain window") describe fixed behaviour, not an option.
+    const options = rowsOf('limiter').filter((r) => /^[a-z][\w.]*$/.test(r.name));
+    expect(options.map((r) => r.name).filter((name) => !known.has(name))).toEqual([]);
+  });
+
+  it('has a row, with the shipped value, for every field of the control loop tuning (DEFAULT_TUNING)', () => {
+    for (const [field, value] of Object.entries(DEFAULT_TUNING)) {
+      expect(documented('tuning', field), field).toBe(asDocumented(value));
+    }
+    expect(
+      rowsOf('tuning')
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(Object.keys(DEFAULT_TUNING).sort());
+  });
+
+  it("has a row, with the code's value, for every fixed constant of the control loop it names", () => {
+    for (const [name, value] of Object.entries(CONSTANTS)) {
+      expect(documented('constant', name), name).toBe(value);
+    }
+    expect(
+      rowsOf('constant')
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(Object.keys(CONSTANTS).sort());
   });
 
   it("states the limiter's queueing defaults as a fresh limiter reports them", () => {
@@ -59,19 +177,27 @@ describe('docs/tuning.md, the defaults table', () => {
     expect(documented('limiter', 'queueOrder')).toBe(snapshot.queueOrder);
   });
 
+  it('states the limiter defaults a fresh limiter reports (limit and floor)', () => {
+    const snapshot = limiter().snapshot();
+    expect(documented('limiter', 'initialLimit')).toBe(snapshot.limit);
+    expect(documented('limiter', 'minLimit')).toBe(snapshot.minLimit);
+    expect(documented('limiter', 'maxLimit')).toBe(snapshot.maxLimit);
+  });
+
   it('states the KeyRegistry cap as a fresh registry reports it', () => {
     expect(documented('KeyRegistry', 'maxKeys')).toBe(new KeyRegistry({ create: () => limiter() }).maxKeys);
   });
 
-  it('gives every row a provenance', () => {
-    const bare = TUNING.split('\n').filter(
-      (line) =>
-        /^\| (breaker|limiter|bulkhead|timeout|KeyRegistry|resilientFetch|every policy) \|/.test(line) &&
-        /\|\s*\|\s*$/.test(line),
-    );
+  it('gives every row a provenance that names its source, or says "ours"', () => {
+    const bare = ROWS.filter((r) => r.provenance === '').map((r) => r.line);
     expect(bare).toEqual([]);
+    const unsourced = ROWS.filter((r) => !SOURCE.test(r.provenance)).map((r) => r.line);
+    expect(unsourced).toEqual([]);
     expect(ROWS.length).toBeGreaterThanOrEqual(
-      Object.keys(BREAKER_DEFAULTS).length + Object.keys(CONTROL_DEFAULTS).length,
+      Object.keys(BREAKER_DEFAULTS).length +
+        Object.keys(CONTROL_DEFAULTS).length +
+        Object.keys(DEFAULT_TUNING).length +
+        Object.keys(CONSTANTS).length,
     );
   });
 });

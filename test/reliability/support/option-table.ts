@@ -106,8 +106,8 @@ export const OPTION_TABLE: readonly OptionRow[] = [
   row('breaker', 'restore', { type: 'restore' }, 'none'),
 
   row('limiter', 'algorithm', { type: 'choice', choices: ['vegas', 'gradient2', 'aimd', 'fixed'] }, "'vegas'"),
-  row('limiter', 'initialLimit', num({ min: 1, integer: true }), '20 (clamped into [minLimit, maxLimit])'),
-  row('limiter', 'minLimit', num({ min: 1, integer: true }), 'min(4, maxLimit)'),
+  row('limiter', 'initialLimit', num({ min: 1, integer: true }), '1 (where the slow start begins; raised to minLimit)'),
+  row('limiter', 'minLimit', num({ min: 1, integer: true }), 'min(1, initialLimit)'),
   row('limiter', 'maxLimit', num({ min: 1, integer: true }), '200'),
   row('limiter', 'updateIntervalMs', num({ min: 0 }), '100'),
   row('limiter', 'minWindowMs', num({ min: 0 }), '2000'),
@@ -117,7 +117,8 @@ export const OPTION_TABLE: readonly OptionRow[] = [
   row('limiter', 'smoothing', num({ above: 0, max: 1 }), '0.2'),
   row('limiter', 'rttTolerance', num({ min: 1 }), '1.5'),
   row('limiter', 'backoffRatio', num({ above: 0, below: 1 }), '0.9'),
-  row('limiter', 'correlationWindow', num({ min: 10, max: 4096, integer: true }), '50'),
+  row('limiter', 'alpha', fn, 'defaultAlpha: min(3 log10 L, 0.85 x (L / 10)^0.6) requests'),
+  row('limiter', 'beta', fn, 'defaultBeta: 2 x alpha(L)'),
   row('limiter', 'failure', { type: 'choice', choices: ['hold', 'ignore', 'overload'] }, "'hold'"),
   row('limiter', 'queueing', { type: 'queueing' }, '{ initialFactor: 2, maxFactor: 3 }'),
   row('limiter', 'queueing.initialFactor', num({ min: 1 }), '2'),
@@ -232,7 +233,7 @@ export function badValues(r: OptionRow): BadValue[] {
 
 /** A value the option accepts, for the sanity half of the test. */
 export function goodValue(r: OptionRow): unknown {
-  // Values that must also respect an ordered partner's default (initialLimit >= minLimit 4, ...).
+  // Values that must also respect an ordered partner's default (initialLimit <= maxLimit 200, ...).
   const ordered: Record<string, number> = { initialLimit: 20, maxWindowMs: 30_000, 'queueing.maxFactor': 3 };
   if (r.option in ordered) return ordered[r.option];
   const k = r.kind;
@@ -321,7 +322,7 @@ export function renderOptionsDoc(): string {
     '`RangeError`. Every message names the constructor, the option, the allowed range and the value',
     'received. Omitting an optional option (or passing `undefined`) takes the default.',
     '',
-    'Provenance of every default: docs/breaker.md, docs/algorithms.md, docs/queueing.md and the source comments.',
+    'Provenance of every default: docs/tuning.md (its tables are checked against the code) and the source comments.',
     '',
   ];
   for (const owner of Object.keys(CONSTRUCTORS)) {
