@@ -34,8 +34,8 @@ interface Env {
   ORIGIN: string;
 }
 
-// Module scope: shared by every request of this isolate. `initialLimit` 4 keeps the example's
-// numbers small; the limiter finds the real value from latency.
+// Module scope: shared by every request of this isolate. `initialLimit` 4: the slow start begins
+// there (the default is 1) and the limiter finds the real value from latency.
 const gate = pipeline(limiter({ initialLimit: 4, minLimit: 1 }), timeout({ timeoutMs: 2_000 }));
 
 export default {

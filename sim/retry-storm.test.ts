@@ -9,9 +9,9 @@
  * attempt; the library's invariants) must pass on every seed. The criteria about the limiter in
  * the resilix world (its goodput and its re-convergence) are the issue's too, but they judge the
  * limiter, which the retry policy does not change (the resilix world makes almost no retries: its
- * limiter sheds, and a shed is not retried). They fail on some seeds for a limiter problem that
- * reproduces without any retry (see the it.fails below); that test turns red the day the limiter
- * passes them on all 16 seeds, so the entry cannot outlive the fix.
+ * limiter sheds, and a shed is not retried). They failed on some seeds for a limiter problem that
+ * reproduced without any retry (vegas dived to minLimit after an app-limited float); since the
+ * v0.4 control loop (adr/0045) they pass on all 16 seeds, and the test below gates them.
  */
 import { describe, expect, it } from 'vitest';
 import { fmt } from './engine/criteria';
@@ -54,7 +54,7 @@ describe('retry storm: naive retries collapse the upstream; resilix retry and it
     });
   }
 
-  // Known library problem (the limiter, not the retry policy). After the healthy phase, where the
+  // Was a known library problem of the limiter (v0.3, fixed by adr/0045): after the healthy phase, where the
   // load is 80% of capacity, vegas's limit has grown app-limited to 84-95 (demand is ~32 in flight);
   // when capacity halves, the queue that limit admits makes it cut step after step, down to 4-7
   // (minLimit 4) on most seeds, and it takes 20-30 s to climb back. Goodput over the 60 s halved
@@ -62,7 +62,7 @@ describe('retry storm: naive retries collapse the upstream; resilix retry and it
   // settled limit 24-26 (band [16, 24]) on 5, and recovery after the restore under 95% on 4. The
   // same seed with `limiter()` alone and no retry shows the same dive (seed 0xc0da79a3: minimum
   // limit 4 without retry, 7 with it). Measured against src/ at the time of writing.
-  it.fails(`meets the limiter criteria on all ${SEEDS} seeds [known library problem: vegas dives to minLimit after an app-limited float]`, async () => {
+  it(`meets the limiter criteria on all ${SEEDS} seeds (the v0.4 control loop, adr/0045)`, async () => {
     const failing: string[] = [];
     for (const seed of seeds) {
       const result = await resultFor(seed);

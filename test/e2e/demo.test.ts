@@ -41,10 +41,10 @@ describe('the live demo, end to end on loopback', () => {
     expect(quiet!.shed).toBe(0);
     expect(quiet!.ok).toBe(quiet!.offered);
 
-    // Busy (2.4x the capacity): the limit came down from 20 towards the capacity of 4, the excess
+    // Busy (2.4x the capacity): the limit rose from 1 by a slow start to about the capacity of 4, the excess
     // was shed by resilix (the server's own 503 never fired), and what ran finished inside the
     // budget: without the limiter the server's backlog would grow by 140 requests a second.
-    expect(summary.initialLimit).toBe(20);
+    expect(summary.initialLimit).toBe(1);
     expect(busy!.settledLimit).toBeLessThan(16);
     expect(busy!.settledLimit).toBeGreaterThanOrEqual(4);
     expect(busy!.shed).toBeGreaterThan(busy!.offered * 0.3);

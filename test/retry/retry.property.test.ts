@@ -167,7 +167,9 @@ describe('retry properties', () => {
           const pipelines = [0, 1].map(() =>
             pipeline(
               retry({ clock, budget, random, maxAttempts: 4 }),
-              limiter({ clock }),
+              // Room for every attempt (the property is the budget's): from the default limit of 1,
+              // a hung first attempt holds the only permit and the granted retry waits out its deadline.
+              limiter({ clock, initialLimit: 20 }),
               timeout({ timeoutMs: 1_000, clock }),
             ),
           );
