@@ -1,5 +1,6 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
+import { subscribeRefused, subscribeSettled, type CallEvents, type RefusalEvent } from '../core/call-events';
 import { resolveClock, type ResolvedClock } from '../core/clock';
 import { EventChannel, subscription, type Listener, type Subscription } from '../core/events';
 import type { Observation } from '../core/observation';
@@ -78,6 +79,8 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
   readonly clock: ResolvedClock;
   /** @internal */
   readonly port: BreakerPort = this;
+  /** @internal Per-call events, made on the first `onSettle` or `onRefuse`. */
+  events: CallEvents | undefined = undefined;
 
   private readonly plan: CallPlan;
   private readonly wallClock: () => number;
@@ -122,6 +125,7 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
       classify,
       observation: undefined,
       observationInUse: false,
+      events: undefined,
     };
     const now = this.clock.now();
     this.window = new RollingWindow(this.config.windowMs, this.config.buckets, now);
@@ -144,6 +148,21 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
   }
 
   // ---- events -------------------------------------------------------------------------------
+
+  /**
+   * Hears every call this breaker admitted that ran, when it settles, in a pipeline or alone: its
+   * Observation, after the policies learned from it. The Observation is one object resilix reuses
+   * for every call, valid only during the listener: copy what you keep. Costs one check per call
+   * while nobody listens.
+   */
+  onSettle(listener: Listener<Observation>): Subscription {
+    return subscribeSettled(this, listener);
+  }
+
+  /** Hears every call this breaker refuses, in a pipeline or alone (why, `retryAfterMs`, the error the caller gets). */
+  onRefuse(listener: Listener<RefusalEvent>): Subscription {
+    return subscribeRefused(this, listener);
+  }
 
   /** Every state change, with its reason. */
   onStateChange(listener: Listener<BreakerStateChange>): Subscription {

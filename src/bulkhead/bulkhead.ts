@@ -1,10 +1,13 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
+import { subscribeRefused, subscribeSettled, type CallEvents, type RefusalEvent } from '../core/call-events';
 import { resolveClock, type Clock, type ResolvedClock } from '../core/clock';
+import type { Listener, Subscription } from '../core/events';
+import type { Observation } from '../core/observation';
 import { functionOption, knownOptions, optionsObject, requireNumber } from '../core/options';
 import type { Policy } from '../core/policy';
 import type { BulkheadPort, CallPlan } from '../core/ports';
-import { runCall } from '../core/run-call';
+import { runCall, runPlain } from '../core/run-call';
 import { BulkheadFullError } from '../errors/bulkhead-full-error';
 
 export interface BulkheadOptions {
@@ -37,6 +40,8 @@ export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
   readonly clock: ResolvedClock;
   /** @internal */
   readonly port: BulkheadPort = this;
+  /** @internal Per-call events, made on the first `onSettle` or `onRefuse`. */
+  events: CallEvents | undefined = undefined;
   private activeCalls = 0;
   private rejectedCalls = 0;
   private readonly plan: CallPlan;
@@ -60,6 +65,7 @@ export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
       classify,
       observation: undefined,
       observationInUse: false,
+      events: undefined,
     };
   }
 
@@ -68,7 +74,26 @@ export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
   }
 
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
+    // No options, no classifier, nobody listening: nothing to time, classify or report.
+    if (options === undefined && this.plan.classify === undefined && this.events === undefined) {
+      return runPlain(this, fn);
+    }
     return runCall(this.plan, fn, options);
+  }
+
+  /**
+   * Hears every call this bulkhead admitted that ran, when it settles, in a pipeline or alone: its
+   * Observation, after the policies learned from it. The Observation is one object resilix reuses
+   * for every call, valid only during the listener: copy what you keep. Costs one check per call
+   * while nobody listens.
+   */
+  onSettle(listener: Listener<Observation>): Subscription {
+    return subscribeSettled(this, listener);
+  }
+
+  /** Hears every call this bulkhead refuses, in a pipeline or alone (why, `retryAfterMs`, the error the caller gets). */
+  onRefuse(listener: Listener<RefusalEvent>): Subscription {
+    return subscribeRefused(this, listener);
   }
 
   /** @internal */

@@ -1,6 +1,9 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
+import { subscribeSettled, type CallEvents } from '../core/call-events';
 import { resolveClock, type Clock, type ResolvedClock } from '../core/clock';
+import type { Listener, Subscription } from '../core/events';
+import type { Observation } from '../core/observation';
 import { functionOption, knownOptions, optionsObject, requireNumber } from '../core/options';
 import type { Policy } from '../core/policy';
 import type { CallPlan, TimeoutPort } from '../core/ports';
@@ -35,6 +38,8 @@ export class TimeoutPolicy implements Policy<TimeoutSnapshot>, TimeoutPort {
   readonly clock: ResolvedClock;
   /** @internal */
   readonly port: TimeoutPort = this;
+  /** @internal Per-call events, made on the first `onSettle`. */
+  events: CallEvents | undefined = undefined;
   private timedOut = 0;
   private readonly plan: CallPlan;
 
@@ -53,11 +58,22 @@ export class TimeoutPolicy implements Policy<TimeoutSnapshot>, TimeoutPort {
       classify,
       observation: undefined,
       observationInUse: false,
+      events: undefined,
     };
   }
 
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
     return runCall(this.plan, fn, options);
+  }
+
+  /**
+   * Hears every call this timeout policy timed, when it settles, in a pipeline or alone (verdict
+   * `timeout` when its deadline passed). The Observation is one object resilix reuses for every
+   * call, valid only during the listener: copy what you keep. A timeout policy refuses nothing:
+   * a budget spent queueing is the limiter's refusal (`queue-timeout`).
+   */
+  onSettle(listener: Listener<Observation>): Subscription {
+    return subscribeSettled(this, listener);
   }
 
   /** @internal */
