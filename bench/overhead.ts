@@ -117,7 +117,9 @@ function machineTicks(): { busy: number; steal: number; total: number } | undefi
 
 /** The cases selected by --filter, plus the baselines and peers they are compared with. */
 function select<C extends { id: string; kind: CaseKind; peer?: string; baseline?: string }>(all: C[]): C[] {
-  const kept = all.filter((c) => args.filter === undefined || c.kind === 'raw' || args.filter.test(c.id));
+  const kept = all.filter(
+    (c) => args.filter === undefined || c.kind === 'raw' || args.filter.test(c.id.replace(/@alt$/, '')),
+  );
   for (const c of all) {
     if (kept.includes(c)) continue;
     if (kept.some((k) => k.peer === c.id || k.peer === c.id.replace(/@alt$/, ''))) kept.push(c);
