@@ -34,17 +34,16 @@ export interface BulkheadSnapshot {
  * queueing lives in the limiter, where its bounds move with the limit.
  */
 export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
-  readonly kind = 'bulkhead' as const;
   readonly maxConcurrent: number;
   /** @internal */
   readonly clock: ResolvedClock;
-  /** @internal */
-  readonly port: BulkheadPort = this;
   /** @internal Per-call events, made on the first `onSettle` or `onRefuse`. */
   events: CallEvents | undefined = undefined;
   private activeCalls = 0;
   private rejectedCalls = 0;
-  private readonly plan: CallPlan;
+  private readonly classifier: Classifier | undefined;
+  /** The plan of `execute` (this bulkhead alone), made on its first call: in a pipeline it is never needed. */
+  private ownPlan: CallPlan | undefined = undefined;
 
   constructor(options: BulkheadOptions) {
     const o = optionsObject<BulkheadOptions>('bulkhead', options);
@@ -55,18 +54,16 @@ export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
       infinite: true,
     });
     this.clock = resolveClock(o.clock, 'bulkhead');
-    const classify = functionOption<Classifier>('bulkhead', 'classify', o.classify);
-    this.plan = {
-      clock: this.clock,
-      breaker: undefined,
-      limiter: undefined,
-      bulkhead: this,
-      timeout: undefined,
-      classify,
-      observation: undefined,
-      observationInUse: false,
-      events: undefined,
-    };
+    this.classifier = functionOption<Classifier>('bulkhead', 'classify', o.classify);
+  }
+
+  get kind(): 'bulkhead' {
+    return 'bulkhead';
+  }
+
+  /** @internal The seam the call runner drives: the bulkhead itself. */
+  get port(): BulkheadPort {
+    return this;
   }
 
   get active(): number {
@@ -75,10 +72,21 @@ export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
 
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
     // No options, no classifier, nobody listening: nothing to time, classify or report.
-    if (options === undefined && this.plan.classify === undefined && this.events === undefined) {
+    if (options === undefined && this.classifier === undefined && this.events === undefined) {
       return runPlain(this, fn);
     }
-    return runCall(this.plan, fn, options);
+    this.ownPlan ??= {
+      clock: this.clock,
+      breaker: undefined,
+      limiter: undefined,
+      bulkhead: this,
+      timeout: undefined,
+      classify: this.classifier,
+      events: undefined,
+      observation: undefined,
+      observationInUse: false,
+    };
+    return runCall(this.ownPlan, fn, options);
   }
 
   /**

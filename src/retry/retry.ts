@@ -132,7 +132,8 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
   /** @internal */
   readonly classifier: Classifier | undefined;
   private readonly random: () => number;
-  private readonly plan: CallPlan;
+  /** The plan of `execute` (retries of fn alone), made on its first call: in a pipeline it is never needed. */
+  private ownPlan: CallPlan | undefined = undefined;
   private readonly retried = new EventChannel<RetryEvent>();
   private readonly gaveUpChannel = new EventChannel<RetryGiveUpEvent>();
   private freeHandlers: FirstOutcome | undefined = undefined;
@@ -165,17 +166,6 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
     this.random = functionOption<() => number>('retry', 'random', o.random) ?? Math.random;
     this.clock = resolveClock(o.clock, 'retry');
     this.budget = resolveBudget(o.budget, o.clock, this.clock);
-    this.plan = {
-      clock: this.clock,
-      breaker: undefined,
-      limiter: undefined,
-      bulkhead: undefined,
-      timeout: undefined,
-      classify: this.classifier,
-      events: undefined,
-      observation: undefined,
-      observationInUse: false,
-    };
   }
 
   /** Calls between their first attempt and their outcome (the registry reads it: a busy key stays). */
@@ -188,7 +178,18 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
    * wait included; `options.signal` cancels it, a pending wait included.
    */
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
-    return this.run(this.plan, fn, options);
+    this.ownPlan ??= {
+      clock: this.clock,
+      breaker: undefined,
+      limiter: undefined,
+      bulkhead: undefined,
+      timeout: undefined,
+      classify: this.classifier,
+      events: undefined,
+      observation: undefined,
+      observationInUse: false,
+    };
+    return this.run(this.ownPlan, fn, options);
   }
 
   /**

@@ -32,38 +32,46 @@ export interface TimeoutSnapshot {
  * settles: real concurrency never exceeds what admission allowed.
  */
 export class TimeoutPolicy implements Policy<TimeoutSnapshot>, TimeoutPort {
-  readonly kind = 'timeout' as const;
   readonly timeoutMs: number;
   /** @internal */
   readonly clock: ResolvedClock;
-  /** @internal */
-  readonly port: TimeoutPort = this;
   /** @internal Per-call events, made on the first `onSettle`. */
   events: CallEvents | undefined = undefined;
   private timedOut = 0;
-  private readonly plan: CallPlan;
+  private readonly classifier: Classifier | undefined;
+  /** The plan of `execute` (this policy alone), made on its first call: in a pipeline it is never needed. */
+  private ownPlan: CallPlan | undefined = undefined;
 
   constructor(options: TimeoutOptions) {
     const o = optionsObject<TimeoutOptions>('timeout', options);
     knownOptions('timeout', o, ['timeoutMs', 'clock', 'classify']);
     this.timeoutMs = requireNumber('timeout', 'timeoutMs', o.timeoutMs, { above: 0, infinite: true });
     this.clock = resolveClock(o.clock, 'timeout');
-    const classify = functionOption<Classifier>('timeout', 'classify', o.classify);
-    this.plan = {
+    this.classifier = functionOption<Classifier>('timeout', 'classify', o.classify);
+  }
+
+  get kind(): 'timeout' {
+    return 'timeout';
+  }
+
+  /** @internal The seam the call runner drives: the policy itself. */
+  get port(): TimeoutPort {
+    return this;
+  }
+
+  execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
+    this.ownPlan ??= {
       clock: this.clock,
       breaker: undefined,
       limiter: undefined,
       bulkhead: undefined,
       timeout: this,
-      classify,
+      classify: this.classifier,
+      events: undefined,
       observation: undefined,
       observationInUse: false,
-      events: undefined,
     };
-  }
-
-  execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
-    return runCall(this.plan, fn, options);
+    return runCall(this.ownPlan, fn, options);
   }
 
   /**
