@@ -51,6 +51,30 @@ describe('the limiter low-level path, tryAcquire() + permit.settle(), over 10^5 
     expect(fewest(report.stepping) / report.calls).toBeLessThan(4);
   });
 
+  // A whole-number reading or latency is a small integer, which V8 never boxes: the three tests
+  // above cannot see a number boxed on the way. Real readings and latencies are fractional. On
+  // Node 20 and 24 the pair then allocates 16 bytes per fractional number it is handed: the
+  // limiter's settle path boxes the clock reading once and the latency once (issue 16 asks for
+  // 0 B; the fix is in src/limiter, the control loop's owner's). These two pin today's figure, so
+  // it cannot grow; the two after them state the goal and fail until it is met.
+  it('allocates no more than one 16-byte box for a fractional clock reading', () => {
+    expect(fewest(report.fractional) / report.calls).toBeLessThanOrEqual(16.5);
+  });
+
+  it('allocates no more than one 16-byte box each for a fractional reading and a fractional latency', () => {
+    expect(fewest(report.fractionalLatency) / report.calls).toBeLessThanOrEqual(32.5);
+  });
+
+  // The goal (issue 16): 0 B with fractional numbers. `it.fails` passes while the pair still
+  // allocates; once the limiter stops boxing, these fail: turn them into `it`.
+  it.fails('allocates nothing per call with a fractional clock reading (goal)', () => {
+    expect(fewest(report.fractional)).toBeLessThan(16_384);
+  });
+
+  it.fails('allocates nothing per call with a fractional reading and latency (goal)', () => {
+    expect(fewest(report.fractionalLatency)).toBeLessThan(16_384);
+  });
+
   it('allocates at most the 16 bytes per call of the platform clock reading with the default clock', () => {
     // Node 20's performance.now() returns a fresh 16-byte HeapNumber on every call; settle reads it
     // once. Anything resilix adds per call would push this past 17.
