@@ -55,7 +55,6 @@ export function workWithSignal(context: { readonly signal: AbortSignal }): Promi
   signalSink = context.signal; // a getter with an effect: V8 cannot drop the read
   return work();
 }
-// biome-ignore lint/correctness/noUnusedVariables: written, never read, on purpose (see workWithSignal)
 let signalSink: AbortSignal | undefined;
 
 /** An upstream that refuses: what a caller's catch costs, for the refused cases' baseline. */
