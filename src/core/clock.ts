@@ -102,7 +102,7 @@ export function resolveClock(clock: Clock | undefined, owner: string): ResolvedC
  */
 class GuardedClock implements ResolvedClock {
   /** -Infinity until the first good reading: every finite reading is at or above it. */
-  private lastMs = Number.NEGATIVE_INFINITY;
+  private lastMs = -Infinity;
 
   constructor(
     private readonly source: Clock,
@@ -110,19 +110,28 @@ class GuardedClock implements ResolvedClock {
     readonly clearTimer: (handle: TimerHandle) => void,
   ) {}
 
+  // Small on purpose (bytecode counts against V8's inlining budget of the settle path that reads
+  // it; over budget, the limiter's window record is not inlined and boxes every fractional
+  // reading: bench/allocation-guard.ts). The rare work is out of line.
   now(): number {
     let t: unknown;
     try {
       t = this.source.now();
     } catch (error) {
-      reportError(error, 'clock.now() threw; the last reading stands in for it');
-      t = Number.NaN;
+      t = clockThrew(error);
     }
-    // `t - t === 0` holds for finite numbers only; `t >= lastMs` is false for a backward step.
-    if (typeof t === 'number' && t - t === 0 && t >= this.lastMs) this.lastMs = t;
-    else if (this.lastMs === Number.NEGATIVE_INFINITY) this.lastMs = 0;
-    return this.lastMs;
+    const last = this.lastMs;
+    // `t - t === 0` holds for finite numbers only; `t < last` is a backward step. A bad reading
+    // repeats the last good one (0 before any).
+    if (typeof t !== 'number' || t - t !== 0 || t < last) t = last === -Infinity ? 0 : last;
+    this.lastMs = t as number;
+    return t as number;
   }
+}
+
+function clockThrew(error: unknown): number {
+  reportError(error, 'clock.now() threw; the last reading stands in for it');
+  return Number.NaN;
 }
 
 function describe(value: unknown): string {
