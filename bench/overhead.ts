@@ -6,7 +6,7 @@
  *   npx tsx bench/overhead.ts [--modes isolated,interleaved,inflight,alloc] [--reps 21] [--rep-ms 25]
  *                             [--inflight-reps 15] [--rounds 5] [--time-ms 100] [--alloc-rounds 3]
  *                             [--alloc-calls 100000] [--filter regexp] [--json out.json]
- *                             [--entry src|dist] [--compare dir] [--clock cpu|wall]
+ *                             [--entry src|dist] [--compare dir | --without-events] [--clock cpu|wall]
  *
  * Four measurements, each over every case (docs/benchmarks.md#method):
  *
@@ -25,6 +25,8 @@
  *
  * `--compare <dir>` also builds another copy of src/ (a proposed change) and runs its resilix cases,
  * suffixed `@alt`, interleaved with the current ones: the fairest A/B on a noisy machine.
+ * `--without-events` compares with a copy whose per-call events hook is compiled out
+ * (bench/without-events.ts): what the hook costs a call nobody listens to.
  * The default clock is the process's CPU time (`--clock cpu`): on a shared machine a descheduled
  * process's wall clock keeps running, its CPU time does not. `--clock wall` measures wall time.
  */
@@ -36,6 +38,7 @@ import { AllocationMeter, bytesPerIteration } from './allocation';
 import { buildCases, buildInflightCases, type BenchCase, type CaseKind, type InflightCase } from './cases';
 import { collectGarbage, Counter, median, quantile, rotate } from './harness';
 import { loadResilix } from './resilix';
+import { withoutEventsCopy } from './without-events';
 
 const MODES = ['isolated', 'interleaved', 'inflight', 'alloc'] as const;
 type Mode = (typeof MODES)[number];
@@ -54,6 +57,7 @@ const { values: flags } = parseArgs({
     json: { type: 'string' },
     entry: { type: 'string', default: process.env.RESILIX_BENCH_ENTRY === 'dist' ? 'dist' : 'src' },
     compare: { type: 'string' },
+    'without-events': { type: 'boolean', default: false },
     clock: { type: 'string', default: 'cpu' },
   },
   strict: true,
@@ -250,14 +254,18 @@ function fmtRatio(r: number): string {
 
 async function main(): Promise<void> {
   const { module: resilix, file: resilixFile } = await loadResilix(args.entry);
-  const alternative = args.compare === undefined ? undefined : (await loadResilix('src', args.compare)).module;
+  if (flags['without-events'] && args.compare !== undefined) throw new Error('--compare or --without-events, not both');
+  const compareDir = flags['without-events'] ? withoutEventsCopy() : args.compare;
+  const alternative = compareDir === undefined ? undefined : (await loadResilix('src', compareDir)).module;
   const withAlternative = <C extends { id: string; label: string; kind: CaseKind }>(
     build: (r: typeof resilix) => C[],
   ): C[] => {
     const all = build(resilix);
     if (alternative !== undefined) {
       for (const c of build(alternative)) {
-        if (c.kind === 'resilix') all.push({ ...c, id: `${c.id}@alt`, label: `${c.label} @alt` });
+        // Without the hook a listener hears nothing, and the listened cases check that they hear.
+        const hears = flags['without-events'] && c.id.includes('-listened');
+        if (c.kind === 'resilix' && !hears) all.push({ ...c, id: `${c.id}@alt`, label: `${c.label} @alt` });
       }
     }
     return select(all);
@@ -418,6 +426,19 @@ async function main(): Promise<void> {
   );
   const listenedCost = paired(interleavedNs, 'resilix-full-listened', 'resilix-full', (a, b) => a - b);
   add('per-call events, every one listened: ns over none listened', listenedCost, '(reported)', () => true);
+  if (flags['without-events']) {
+    for (const [id, name] of [
+      ['resilix-full', 'full pipeline'],
+      ['resilix-breaker-limiter-bulkhead', 'breaker + limiter + bulkhead'],
+    ] as const) {
+      add(
+        `per-call events, nobody listening, ${name}: ns over no hook at all`,
+        paired(interleavedNs, id, `${id}@alt`, (a, b) => a - b),
+        '(reported)',
+        () => true,
+      );
+    }
+  }
   const targetLines = ['| goal | this run | bound | holds |', '|---|---:|---:|---|'];
   for (const [name, value, bound, ok, digits] of targets) {
     targetLines.push(`| ${name} | ${value!.toFixed(digits)} | ${bound} | ${ok(value!) ? 'yes' : 'NO'} |`);
