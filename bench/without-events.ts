@@ -3,7 +3,7 @@
  * what a call costs when nobody listens, against the same code with no hook at all, in one run.
  *
  *   npx tsx bench/overhead.ts --without-events            # builds the copy and compares with it
- *   npx tsx bench/without-events.ts                       # just makes the copy; prints its directory
+ *   npx tsx bench/without-events.ts                       # makes a copy to keep; prints its directory
  *
  * The one
  * change: `listened(plan)`, the check every settle and refusal makes, returns false, so V8 folds
@@ -15,11 +15,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Makes the copy in a scratch directory (removed when this process exits) and returns its path. */
-export function withoutEventsCopy(): string {
+/** Makes the copy in a scratch directory and returns its path; removed at exit unless `keep`. */
+export function withoutEventsCopy(keep = false): string {
   const src = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
   const scratch = mkdtempSync(join(tmpdir(), 'resilix-without-events-'));
-  process.once('exit', () => rmSync(scratch, { recursive: true, force: true }));
+  if (!keep) process.once('exit', () => rmSync(scratch, { recursive: true, force: true }));
   const copy = join(scratch, 'src');
   cpSync(src, copy, { recursive: true });
   const runner = join(copy, 'core', 'run-call.ts');
@@ -31,5 +31,5 @@ export function withoutEventsCopy(): string {
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.stdout.write(`${withoutEventsCopy()}\n`);
+  process.stdout.write(`${withoutEventsCopy(true)}\n`);
 }
