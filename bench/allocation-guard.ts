@@ -1,75 +1,155 @@
 /**
- * Bytes allocated by the limiter's low-level path, `tryAcquire()` + `permit.settle()`, over
- * 10^5 calls after warm-up, measured on resilix as published (the tsup build of src/; see
- * ./resilix.ts). Prints one JSON object; test/perf/low-level-allocation.test.ts asserts on it.
+ * Bytes allocated by the limiter's low-level path, `tryAcquire()` + `permit.settle({ verdict,
+ * latencyMs })`, measured on resilix as published (the tsup build of src/; see ./resilix.ts): per
+ * case, 10^5 calls per round, five rounds after 3·10^5 warm-up calls, in each of two fresh
+ * processes. Prints one JSON line; test/perf/low-level-allocation.test.ts asserts on the fewest
+ * bytes of any round (an allocation by the runtime can only add bytes, never hide ours).
  *
- *   npx tsx bench/allocation-guard.ts
+ *   npx tsx bench/allocation-guard.ts                       # every case, in child processes
+ *   npx tsx bench/allocation-guard.ts --case fractional     # one case, in this process
  *
- * Three clocks, because on Node 20 every real clock reading is itself a fresh 16-byte HeapNumber
- * (`performance.now()` and `Date.now()` return boxed doubles), which is the platform's
- * allocation, not ours:
+ * One process per case, because an application's limiter sees one clock and one shape of
+ * Observation: five clocks through one loop in one process make the settle path polymorphic, and
+ * V8 then inlines less of it and boxes more (measured: 16-32 bytes per call more than the same code
+ * with one clock). Two processes per case, because which of the settle path and its caller V8
+ * optimizes first is a race between its compiler threads, and in about one process in six on this
+ * machine the loser's code boxes a number per call for good (docs/benchmarks.md, the guard). The
+ * calls come in batches of 1 000 from a function called often, as requests do: one long loop
+ * leaves it in on-stack-replaced code, which Node 24 keeps in Maglev (which boxes more) for rounds.
+ *
+ * The cases. A whole-number reading or latency is a small integer, which V8 never boxes, so the
+ * integer cases cannot see a number boxed on the way; the fractional ones can, and are what real
+ * calls look like.
  * - `frozen`: an integer clock that does not move. Every call takes the full per-call path
  *   (admission, permit pool, drain counter, window record, P² update) and no window closes.
- * - `stepping`: an integer clock that moves 1 ms per reading, so windows close and the control
- *   loop runs about every 300 calls: its per-window cost shows up amortised.
- * - `system`: the default clock (`performance.now()`).
- *
- * Why a build and a separate process: the same source run as separate modules (tsx, or vitest's
- * module runner) allocates about 15 bytes more per call, because V8 does not inline calls across
- * module boundaries and boxes the doubles it passes to them. The published bundle is one module.
+ * - `fractional`: a fractional clock that creeps 2^-20 ms per reading (no window closes) and a
+ *   fractional latency: the same path with doubles. This is the 0-byte goal of issue 16.
+ * - `stepping`: an integer clock that moves 1 ms per reading, so the control loop closes a window
+ *   about every 2 000 calls; the closes' own allocations show up amortised.
+ *   `fractional-stepping`: the same with fractional numbers (+1 + 2^-10 ms per reading).
+ * - `system`: the default clock (`performance.now()`), fractional latency: what an application
+ *   gets. On Node 20 the platform's reading is itself a fresh 16-byte number (a C++ binding's
+ *   return value: bench/clock-probe.ts); on Node 24 it is a fast API call that allocates nothing.
  */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { AllocationMeter } from './allocation';
 import { collectGarbage } from './harness';
-import { loadResilix } from './resilix';
+import { buildResilix, loadResilix } from './resilix';
 import type { Clock, Observation } from '../src/index';
 
 export const CALLS = 100_000;
-const WARMUP_CALLS = 200_000;
-const ROUNDS = 3;
+const WARMUP_CALLS = 300_000;
+const ROUNDS = 5;
+/** Fresh processes per case; the report keeps every round of every one (see the header). */
+const PROCESSES = 2;
+const BATCH = 1_000;
+
+export const GUARD_CASES = ['frozen', 'fractional', 'stepping', 'fractional-stepping', 'system'] as const;
+export type GuardCase = (typeof GUARD_CASES)[number];
+
+export interface CaseReport {
+  /** Bytes over `calls` calls, per round. */
+  readonly rounds: number[];
+  /** Control-loop windows closed during the measured rounds (of the first process). */
+  readonly windows: number;
+}
 
 export interface GuardReport {
-  node: string;
-  calls: number;
-  /** Bytes over `calls` calls, per round, for each clock. */
-  frozen: number[];
-  stepping: number[];
-  system: number[];
-  /** Control-loop windows closed during the stepping measurement (proves the loop ran). */
-  steppingWindows: number;
+  readonly node: string;
+  readonly calls: number;
+  readonly cases: Record<GuardCase, CaseReport>;
+}
+
+/**
+ * A clock that adds `stepMs` per reading, allocating nothing: a field that holds a double from its
+ * first value is updated in place. (Declared without a value, the field would start `undefined`,
+ * and V8 would box every reading stored into it: the clock's 16 bytes, not the limiter's.)
+ */
+class SteppingClock implements Clock {
+  private t = Number.NaN;
+  constructor(
+    start: number,
+    private readonly stepMs: number,
+  ) {
+    this.t = start;
+  }
+  now(): number {
+    this.t += this.stepMs;
+    return this.t;
+  }
+}
+
+function clockOf(name: GuardCase): Clock | undefined {
+  switch (name) {
+    case 'frozen':
+      return { now: () => 1_000 };
+    case 'fractional':
+      return new SteppingClock(1_000.5, 1 / 1_048_576);
+    case 'stepping':
+      return new SteppingClock(0, 1);
+    case 'fractional-stepping':
+      return new SteppingClock(0.5, 1 + 1 / 1_024);
+    case 'system':
+      return undefined;
+  }
+}
+
+async function measureCase(name: GuardCase): Promise<CaseReport> {
+  const { module: resilix } = await loadResilix(process.env.RESILIX_BENCH_ENTRY === 'dist' ? 'dist' : 'src');
+  const fractional = name.startsWith('fractional') || name === 'system';
+  // Built once and reused, as an allocation-minded caller would: a fresh literal per call is the
+  // caller's own 40-56 bytes.
+  const observation: Observation = fractional ? { verdict: 'ok', latencyMs: 1.25 } : { verdict: 'ok', latencyMs: 1 };
+  const clock = clockOf(name);
+  const limiter = clock === undefined ? resilix.limiter() : resilix.limiter({ clock });
+  const pair = (): void => limiter.tryAcquire()!.settle(observation);
+  // In batches, as requests come: a function called often is compiled as a function. One long loop
+  // leaves it in on-stack-replaced code, which Node 24 keeps in Maglev (which boxes more) for
+  // several rounds.
+  const pairs = (calls: number): void => {
+    for (let batch = 0; batch < calls; batch += BATCH) for (let i = 0; i < BATCH; i++) pair();
+  };
+  const meter = new AllocationMeter();
+  pairs(WARMUP_CALLS);
+  const windowsBefore = limiter.snapshot().windows;
+  const rounds: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    collectGarbage();
+    meter.start();
+    pairs(CALLS);
+    rounds.push(meter.stop());
+  }
+  return { rounds, windows: limiter.snapshot().windows - windowsBefore };
 }
 
 async function main(): Promise<void> {
-  const { module: resilix } = await loadResilix(process.env.RESILIX_BENCH_ENTRY === 'dist' ? 'dist' : 'src');
-  const ok: Observation = { verdict: 'ok', latencyMs: 1 };
-  const meter = new AllocationMeter();
-
-  type L = ReturnType<typeof resilix.limiter>;
-  // One loop function for all three limiters: the shape under test is the library's, not this loop's.
-  const pairs = (l: L, calls: number): void => {
-    for (let i = 0; i < calls; i++) l.tryAcquire()!.settle(ok);
-  };
-  const measure = (l: L): number[] => {
-    pairs(l, WARMUP_CALLS);
-    const out: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      collectGarbage();
-      meter.start();
-      pairs(l, CALLS);
-      out.push(meter.stop());
+  const { values } = parseArgs({ options: { case: { type: 'string' } } });
+  if (values.case !== undefined) {
+    const name = values.case as GuardCase;
+    if (!GUARD_CASES.includes(name)) throw new Error(`no case ${name}; cases: ${GUARD_CASES.join(', ')}`);
+    process.stdout.write(`${JSON.stringify(await measureCase(name))}\n`);
+    return;
+  }
+  const env = { ...process.env };
+  if (env.RESILIX_BENCH_ENTRY !== 'dist' && env.RESILIX_BENCH_BUILT === undefined) {
+    env.RESILIX_BENCH_BUILT = await buildResilix(env.RESILIX_BENCH_SRC);
+  }
+  const cases = {} as Record<GuardCase, CaseReport>;
+  for (const name of GUARD_CASES) {
+    const runs: CaseReport[] = [];
+    for (let run = 0; run < PROCESSES; run++) {
+      const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--case', name], {
+        env,
+        encoding: 'utf8',
+      });
+      runs.push(JSON.parse(out.trim().split('\n').pop()!) as CaseReport);
     }
-    return out;
-  };
-
-  const frozenClock: Clock = { now: () => 1_000 };
-  let ms = 0;
-  const steppingClock: Clock = { now: () => (ms += 1) };
-  const frozen = measure(resilix.limiter({ clock: frozenClock }));
-  const steppingLimiter = resilix.limiter({ clock: steppingClock });
-  const windowsBefore = steppingLimiter.snapshot().windows;
-  const stepping = measure(steppingLimiter);
-  const steppingWindows = steppingLimiter.snapshot().windows - windowsBefore;
-  const system = measure(resilix.limiter());
-  const report: GuardReport = { node: process.version, calls: CALLS, frozen, stepping, system, steppingWindows };
+    const first = runs[0]!;
+    cases[name] = { ...first, rounds: runs.flatMap((r) => r.rounds) };
+  }
+  const report: GuardReport = { node: process.version, calls: CALLS, cases };
   process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 

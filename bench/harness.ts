@@ -50,3 +50,13 @@ export function rotate<T>(items: readonly T[], by: number): T[] {
   const k = ((by % n) + n) % n;
   return [...items.slice(k), ...items.slice(0, k)];
 }
+
+/** The q-quantile of `values` (0 <= q <= 1), interpolating between the two nearest ranks. */
+export function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = q * (sorted.length - 1);
+  const lower = Math.floor(at);
+  const upper = Math.min(sorted.length - 1, lower + 1);
+  return sorted[lower]! + (sorted[upper]! - sorted[lower]!) * (at - lower);
+}

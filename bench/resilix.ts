@@ -7,7 +7,8 @@
  * per-call closures that costs microseconds and kilobytes per call that no published build has.
  *
  * `--entry dist` (or RESILIX_BENCH_ENTRY=dist) measures the existing dist/index.js instead, and
- * RESILIX_BENCH_SRC=<dir> builds another copy of src/ (to measure a proposed change side by side).
+ * RESILIX_BENCH_SRC=<dir> builds another copy of src/ (to measure a proposed change side by side);
+ * RESILIX_BENCH_BUILT=<dir> imports a build made already (a parent process's, for its children).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,7 +38,16 @@ export async function loadResilix(
     }
     return { module, file };
   }
+  // A parent process that built already (bench/allocation-guard.ts) hands its build to its children.
+  const built = process.env.RESILIX_BENCH_BUILT;
+  if (built !== undefined && built !== '') return { module: await importBuild(built), file: `the build in ${built}` };
   const srcDir = resolve(srcOverride ?? process.env.RESILIX_BENCH_SRC ?? join(root, 'src'));
+  const outDir = await buildResilix(srcDir);
+  return { module: await importBuild(outDir), file: `${srcDir} built into ${outDir}` };
+}
+
+/** Builds `srcDir` into a scratch directory (removed when this process exits); returns the directory. */
+export async function buildResilix(srcDir: string = join(root, 'src')): Promise<string> {
   const outDir = mkdtempSync(join(tmpdir(), 'resilix-bench-'));
   process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
   await build({
@@ -62,12 +72,13 @@ export async function loadResilix(
     // re-transpiled by tsx, with keepNames, which is the very cost this loader exists to avoid.
     outExtension: () => ({ js: '.mjs' }),
   });
+  return outDir;
+}
+
+async function importBuild(outDir: string): Promise<Resilix> {
   // ESM code splitting: the three entries share one copy of the core (run-call, clock, errors).
   const [index, limiterModule, breakerModule] = await Promise.all(
     ['index.mjs', 'limiter.mjs', 'breaker.mjs'].map((name) => import(pathToFileURL(join(outDir, name)).href)),
   );
-  return {
-    module: { ...limiterModule, ...breakerModule, ...index } as Resilix,
-    file: `${srcDir} built into ${outDir}`,
-  };
+  return { ...limiterModule, ...breakerModule, ...index } as Resilix;
 }

@@ -9,6 +9,9 @@
  *   collection time, so resilix does no work between collections and nothing runs on a timer.
  * - `instrument()`: wraps an executor to count calls by attempt (original or retry) and outcome.
  * - `recordLatency()`: a histogram of every settled call's latency, by attempt and verdict.
+ * - `recordRetries()`: retries by verdict and give-ups by reason, from a `retry()` policy's events;
+ *   its snapshot instruments (active calls, the budget's balance and refusals) come with
+ *   `observeResilix(meter, { retries })`.
  *
  * Tested against `@opentelemetry/sdk-metrics` 2.x, which wants `@opentelemetry/api` >= 1.9 < 1.10.
  * Copy it into your app as it is: it imports `resilix` as your app does.
@@ -27,6 +30,7 @@ import {
   type Limiter,
   type Listener,
   type Observation,
+  type RetryPolicy,
   type Subscription,
 } from 'resilix';
 
@@ -38,6 +42,8 @@ export interface OtelSources {
   limiters?: Named<Limiter>;
   /** Breakers by name; the name is the `resilix.breaker` attribute. */
   breakers?: Named<CircuitBreaker>;
+  /** Retry policies by the name of the executor they retry for; the name is the `resilix.executor` attribute. */
+  retries?: Named<RetryPolicy>;
 }
 
 const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half-open', 'isolated'];
@@ -62,8 +68,8 @@ function entriesOf<P>(named: Named<P> | undefined): Iterable<readonly [string, P
 export function observeResilix(meter: Meter, sources: OtelSources): () => void {
   const gauge = (name: string, description: string, unit: string) =>
     meter.createObservableGauge(name, unit === '' ? { description } : { description, unit });
-  const counter = (name: string, description: string) =>
-    meter.createObservableCounter(name, { description, unit: '{call}' });
+  const counter = (name: string, description: string, unit = '{call}') =>
+    meter.createObservableCounter(name, { description, unit });
 
   const limit = gauge('resilix.limiter.limit', 'The adaptive concurrency limit now in force.', '{call}');
   const inflight = gauge('resilix.limiter.inflight', 'Calls holding a limiter permit now.', '{call}');
@@ -85,6 +91,17 @@ export function observeResilix(meter: Meter, sources: OtelSources): () => void {
     '1',
   );
   const rejected = counter('resilix.breaker.rejected', 'Calls refused by an open breaker (BrokenCircuitError).');
+  const retryActive = gauge(
+    'resilix.retry.active',
+    'Calls between their first attempt and their outcome now (running, or waiting to retry).',
+    '{call}',
+  );
+  const budgetBalance = gauge('resilix.retry.budget.balance', 'Retries the retry budget would grant now.', '{retry}');
+  const budgetRefusals = counter(
+    'resilix.retry.budget.refusals',
+    'Retries the verdict asked for that the retry budget refused.',
+    '{retry}',
+  );
   const observables: Observable[] = [
     limit,
     inflight,
@@ -98,6 +115,9 @@ export function observeResilix(meter: Meter, sources: OtelSources): () => void {
     failureRatio,
     slowCallRatio,
     rejected,
+    retryActive,
+    budgetBalance,
+    budgetRefusals,
   ];
 
   const callback: BatchObservableCallback = (result) => {
@@ -123,6 +143,13 @@ export function observeResilix(meter: Meter, sources: OtelSources): () => void {
       result.observe(failureRatio, s.failureRate, attributes);
       result.observe(slowCallRatio, s.slowCallRate, attributes);
       result.observe(rejected, s.rejected, attributes);
+    }
+    for (const [name, retry] of entriesOf(sources.retries)) {
+      const s = retry.snapshot();
+      const attributes: Attributes = { 'resilix.executor': name };
+      result.observe(retryActive, s.active, attributes);
+      if (s.budget !== undefined) result.observe(budgetBalance, s.budget.balance, attributes);
+      result.observe(budgetRefusals, s.budgetRefusals, attributes);
     }
   };
   meter.addBatchObservableCallback(callback, observables);
@@ -201,4 +228,29 @@ export function recordLatency(source: SettleSource, name: string, meter: Meter):
       'resilix.verdict': o.verdict,
     });
   });
+}
+
+/**
+ * Counts a `retry()` policy's retries in `resilix.retries` (unit `{retry}`, attributes
+ * `resilix.executor` and `resilix.verdict`: the verdict of the attempt that was retried) and the
+ * retries it did not make in `resilix.retry.giveups` (unit `{call}`, attributes `resilix.executor`
+ * and `resilix.retry.reason`), from its events. Returns a function that stops counting.
+ */
+export function recordRetries(policy: RetryPolicy, name: string, meter: Meter): () => void {
+  const retries = meter.createCounter('resilix.retries', {
+    description: 'Retries started, by the verdict of the attempt they retry.',
+    unit: '{retry}',
+  });
+  const giveUps = meter.createCounter('resilix.retry.giveups', {
+    description: 'Retries the verdict asked for and that were not made, by reason.',
+    unit: '{call}',
+  });
+  const onRetry = policy.onRetry((e) => retries.add(1, { 'resilix.executor': name, 'resilix.verdict': e.verdict }));
+  const onGiveUp = policy.onGiveUp((e) =>
+    giveUps.add(1, { 'resilix.executor': name, 'resilix.retry.reason': e.reason }),
+  );
+  return () => {
+    onRetry.dispose();
+    onGiveUp.dispose();
+  };
 }

@@ -10,6 +10,9 @@
  *   refusals included, so a dashboard tells a retry storm from fresh demand (seed 003).
  * - `recordLatency()`: a histogram of every settled call's latency, by attempt and verdict, from
  *   the pipeline's own Observations (the numbers the limiter learns from).
+ * - `recordRetries()`: retries by the verdict that caused them and give-ups by reason, from a
+ *   `retry()` policy's `onRetry` and `onGiveUp` events; its snapshot series (active calls, the
+ *   budget's balance and refusals) come with `registerResilixMetrics({ retries })`.
  *
  * Copy it into your app as it is: it imports `resilix` as your app does.
  */
@@ -27,6 +30,7 @@ import {
   type Limiter,
   type Listener,
   type Observation,
+  type RetryPolicy,
   type Subscription,
 } from 'resilix';
 
@@ -40,6 +44,8 @@ export interface PrometheusOptions {
   limiters?: Named<Limiter>;
   /** Breakers by name; the name is the `breaker` label. */
   breakers?: Named<CircuitBreaker>;
+  /** Retry policies by the name of the executor they retry for; the name is the `executor` label. */
+  retries?: Named<RetryPolicy>;
 }
 
 export const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half-open', 'isolated'];
@@ -139,6 +145,19 @@ export function registerResilixMetrics(options: PrometheusOptions): void {
     'resilix_breaker_rejected_total',
     'Calls refused by an open breaker (BrokenCircuitError).',
     (s) => s.rejected,
+  );
+
+  const retry = seriesOf(registers, 'executor', options.retries, (r: RetryPolicy) => r.snapshot());
+  retry.gauge(
+    'resilix_retry_active',
+    'Calls between their first attempt and their outcome now (running, or waiting to retry).',
+    (s) => s.active,
+  );
+  retry.gauge('resilix_retry_budget_balance', 'Retries the retry budget would grant now.', (s) => s.budget?.balance);
+  retry.counter(
+    'resilix_retry_budget_refusals_total',
+    'Retries the verdict asked for that the retry budget refused.',
+    (s) => s.budgetRefusals,
   );
 
   // One-hot: a second label, so a series per state.
@@ -245,4 +264,41 @@ export function recordLatency(source: SettleSource, name: string, registry: Regi
   return source.onSettle((o) => {
     latency.observe({ executor: name, attempt: attemptKind(o.attempt), verdict: o.verdict }, o.latencyMs / 1_000);
   });
+}
+
+/**
+ * Counts a `retry()` policy's retries in `resilix_retries_total{executor, verdict}` (the verdict of
+ * the attempt that was retried) and the retries it did not make in
+ * `resilix_retry_giveups_total{executor, reason}` (`maxAttempts`, `budget`, `deadline`,
+ * `retryAfter`), from its events. Returns a function that stops counting.
+ */
+export function recordRetries(policy: RetryPolicy, name: string, registry: Registry): () => void {
+  const retries = registered(
+    registry,
+    'resilix_retries_total',
+    () =>
+      new Counter({
+        name: 'resilix_retries_total',
+        help: 'Retries started, by the verdict of the attempt they retry.',
+        labelNames: ['executor', 'verdict'] as const,
+        registers: [registry],
+      }),
+  );
+  const giveUps = registered(
+    registry,
+    'resilix_retry_giveups_total',
+    () =>
+      new Counter({
+        name: 'resilix_retry_giveups_total',
+        help: 'Retries the verdict asked for and that were not made, by reason.',
+        labelNames: ['executor', 'reason'] as const,
+        registers: [registry],
+      }),
+  );
+  const onRetry = policy.onRetry((e) => retries.inc({ executor: name, verdict: e.verdict }));
+  const onGiveUp = policy.onGiveUp((e) => giveUps.inc({ executor: name, reason: e.reason }));
+  return () => {
+    onRetry.dispose();
+    onGiveUp.dispose();
+  };
 }

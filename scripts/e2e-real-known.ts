@@ -12,8 +12,10 @@ export const KNOWN_REAL_SERVER_FAILURES: Readonly<Record<string, string>> = {
   'postgres / closed loop / goodput':
     'goodput 0.41-0.83 of the best fixed cap: the limit settles low when the machine is busy (the database competes with the load generator for 2 cores)',
   'postgres / open loop / goodput': 'goodput 0.69-0.73 of the best fixed cap, the same cause',
-  'postgres / closed loop / upstream p90': 'upstream p90 2.15x its no-load p90 in one run of five (bound 2x); 1.12-1.89x in the others',
-  'postgres / open loop / upstream p90': 'upstream p90 2.15x its no-load p90 in one run of five (bound 2x), at load average 11',
+  'postgres / closed loop / upstream p90':
+    'upstream p90 2.15x its no-load p90 in one run of five (bound 2x); 1.12-1.89x in the others',
+  'postgres / open loop / upstream p90':
+    'upstream p90 2.15x its no-load p90 in one run of five (bound 2x), at load average 11',
   'gunicorn / phase change / re-converged after 2 -> 4 workers':
     're-converged in 2.2 s in one run and 14.3 s (bound 10 s) in another: growth back after a capacity rise is Vegas additive',
 };

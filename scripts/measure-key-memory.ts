@@ -1,39 +1,45 @@
 /**
  * Per-key memory of a KeyRegistry (spec §9.4: one limiter per key, each with a quantile estimator
  * and a correlation window, must stay small enough that the 1 000-key cap is not a memory
- * problem; target <= 2 KB per key, <= 2 MB for 1 000 keys).
+ * problem; target <= 2 KB per key, <= 2 MB for 1 000 keys). Uses resilix as users do: through its
+ * public entry, src/index.ts (issue 19).
  *
  *   node --expose-gc --import tsx scripts/measure-key-memory.ts            (about 5 minutes)
  *   RUNS=3 COUNTS=1000 node --expose-gc --import tsx scripts/measure-key-memory.ts   (about 20 s)
- *   COMPONENTS=1 node --expose-gc --import tsx scripts/measure-key-memory.ts        (what a key is made of)
- *   TIMING=1 node --import tsx scripts/measure-key-memory.ts                        (time of a hit, a miss, a refusal)
+ *   BREAKDOWN=1 npx tsx scripts/measure-key-memory.ts                     (where every byte of a key goes)
+ *   TIMING=1 node --import tsx scripts/measure-key-memory.ts              (time of a hit, a miss, a refusal)
  *   (npx tsx scripts/measure-key-memory.ts works too: gc is then reached through V8's flags)
  *
- * For each configuration and key count: collect garbage, read the heap, fill a registry with that
- * many keys (key strings included: the registry holds them), optionally run traffic through every
- * key so every lazy structure exists, collect again, read again; divide by the count. The median
- * of RUNS runs is reported. Typed arrays above 64 bytes live outside the JS heap in V8, so the
- * figure is heapUsed + arrayBuffers.
+ * Totals: for each configuration and key count, collect garbage, read the heap, fill a registry
+ * with that many keys (key strings included: the registry holds them), optionally run traffic
+ * through every key so every lazy structure exists, collect again, read again; divide by the
+ * count. The median of RUNS runs is reported. Typed arrays above 64 bytes live outside the JS heap
+ * in V8, so the figure is heapUsed + arrayBuffers.
+ *
+ * Breakdown: the same registry of 1 000 keys after traffic, then a census of every object it
+ * left on the heap, by kind (bench/heap-census.ts: two heap snapshots, self sizes, each byte
+ * counted once in the object that holds it), per key.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { census, censusTable } from '../bench/heap-census';
 import {
   breaker,
   bulkhead,
-  type Clock,
-  type Executor,
   KeyRegistry,
   limiter,
   originKey,
   pipeline,
   timeout,
+  type Clock,
+  type Executor,
 } from '../src/index';
-import { MedianFilter, RollingCorrelation, WindowQuantile } from '../src/internal';
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const COUNTS = (process.env.COUNTS ?? '1000,10000').split(',').map(Number);
 const TRAFFIC_ROUNDS = 100; // calls per key when warmed: 10 s of virtual time, several windows closed
 const ROUND_MS = 100; // the spec's default update interval: one limiter window step per round
+const BREAKDOWN_KEYS = 1_000;
 
 function findGc(): () => void {
   const existing = (globalThis as { gc?: () => void }).gc;
@@ -84,11 +90,10 @@ const CONFIGS: Config[] = [
   { name: 'pipeline(breaker(), limiter())', make: (clock) => pipeline(breaker({ clock }), limiter({ clock })) },
 ];
 
-async function measureOnce(config: Config, count: number, warmed: boolean): Promise<number> {
-  const clock = new VirtualClock();
+/** A registry of `count` keys, after `TRAFFIC_ROUNDS` calls through each when `warmed`. */
+async function filledRegistry(config: Config, count: number, warmed: boolean, clock: VirtualClock) {
   const shared = config.shared ? config.make(clock) : undefined;
-  const before = retainedBytes();
-  let registry: KeyRegistry | undefined = new KeyRegistry({
+  const registry = new KeyRegistry({
     maxKeys: count,
     create: () => shared ?? config.make(clock),
   });
@@ -100,12 +105,19 @@ async function measureOnce(config: Config, count: number, warmed: boolean): Prom
       return 'ok';
     };
     for (let round = 0; round < TRAFFIC_ROUNDS; round++) {
-      await Promise.all(keys.map((key) => registry!.execute(key, call)));
+      await Promise.all(keys.map((key) => registry.execute(key, call)));
       clock.time += ROUND_MS;
     }
   }
-  const after = retainedBytes();
   if (registry.size !== count) throw new Error(`expected ${count} keys, held ${registry.size}`);
+  return registry;
+}
+
+async function measureOnce(config: Config, count: number, warmed: boolean): Promise<number> {
+  const before = retainedBytes();
+  let registry: KeyRegistry | undefined = await filledRegistry(config, count, warmed, new VirtualClock());
+  const after = retainedBytes();
+  if (registry.size !== count) throw new Error('unreachable');
   registry = undefined;
   return (after - before) / count;
 }
@@ -116,34 +128,15 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Bytes per instance of one building block, 10 000 instances held in an array. */
-function measureComponents(): void {
-  const n = 10_000;
-  const parts: Array<[string, () => unknown]> = [
-    ['limiter()', () => limiter()],
-    ['breaker()', () => breaker()],
-    ['bulkhead()', () => bulkhead({ maxConcurrent: 8 })],
-    ['WindowQuantile (p90, 64 exact slots)', () => new WindowQuantile({ quantile: 0.9 })],
-    ['RollingCorrelation(50)', () => new RollingCorrelation(50)],
-    ['MedianFilter(3)', () => new MedianFilter(3)],
-    ['Float64Array(50)', () => new Float64Array(50)],
-    ['Float64Array(3)', () => new Float64Array(3)],
-    ['Uint32Array(10)', () => new Uint32Array(10)],
-    ['Uint32Array(30)', () => new Uint32Array(30)],
-    ['number[10] of doubles', () => new Array<number>(10).fill(0.5)],
-    ['key string "https://host-N.example.com"', () => `https://host-${Math.random()}.example.com`.slice(0, 28)],
-  ];
-  console.log('| building block | bytes each |');
-  console.log('|---|---:|');
-  for (const [name, make] of parts) {
-    for (let i = 0; i < 100; i++) make(); // compile and warm first: code is not per-instance cost
-    const before = retainedBytes();
-    const held = new Array<unknown>(n);
-    for (let i = 0; i < n; i++) held[i] = make();
-    const after = retainedBytes();
-    // Minus the holding array's own slot (8 bytes on a 64-bit heap without pointer compression).
-    console.log(`| ${name} | ${((after - before) / n - 8).toFixed(0)} |`);
-    held.length = 0;
+/** Every object a key leaves on the heap, by kind, for each configuration, after traffic. */
+async function measureBreakdown(): Promise<void> {
+  for (const config of CONFIGS) {
+    // The registry is built in full (traffic included) between the census' two snapshots. Warm
+    // the code first, so that feedback and lazily made shared state are not counted as the keys'.
+    await filledRegistry(config, 50, true, new VirtualClock());
+    const { rows } = await census(() => filledRegistry(config, BREAKDOWN_KEYS, true, new VirtualClock()));
+    console.log(`\n${config.name}: one key of ${BREAKDOWN_KEYS}, after ${TRAFFIC_ROUNDS} calls each\n`);
+    console.log(censusTable(rows, BREAKDOWN_KEYS, 2));
   }
 }
 
@@ -192,8 +185,8 @@ async function main(): Promise<void> {
     measureTiming();
     return;
   }
-  if (process.env.COMPONENTS === '1') {
-    measureComponents();
+  if (process.env.BREAKDOWN === '1') {
+    await measureBreakdown();
     return;
   }
   console.log(`node ${process.version}, ${RUNS} runs per cell, median bytes per key (heapUsed + arrayBuffers)\n`);

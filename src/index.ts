@@ -9,6 +9,7 @@ export { defaultClassify, verdictForStatus, parseRetryAfter } from './core/class
 export type { Permit } from './core/ports';
 export type { Policy, PolicyKind } from './core/policy';
 export type { Listener, Subscription } from './core/events';
+export type { RefusalEvent, RefusalReason, RefusingPolicy } from './core/call-events';
 export { POLICY_ORDER } from './core/policy';
 export * from './errors/index';
 export {

@@ -1,5 +1,6 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
+import { subscribeRefused, subscribeSettled, type CallEvents, type RefusalEvent } from '../core/call-events';
 import { resolveClock, type ResolvedClock } from '../core/clock';
 import { EventChannel, subscription, type Listener, type Subscription } from '../core/events';
 import type { Observation } from '../core/observation';
@@ -71,21 +72,20 @@ export interface BreakerSnapshot {
  * No timers (ADR-001): state moves only when a call is admitted or settles, read from the clock.
  */
 export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
-  readonly kind = 'breaker' as const;
-  /** The validated, fully-defaulted options. */
+  /** The validated, fully-defaulted options (one shared object for a breaker with the defaults). */
   readonly config: BreakerConfig;
   /** @internal */
   readonly clock: ResolvedClock;
-  /** @internal */
-  readonly port: BreakerPort = this;
+  /** @internal Per-call events, made on the first `onSettle` or `onRefuse`. */
+  events: CallEvents | undefined = undefined;
 
-  private readonly plan: CallPlan;
+  /** The plan of `execute` (this breaker alone), made on its first call: in a pipeline it is never needed. */
+  private ownPlan: CallPlan | undefined = undefined;
+  private readonly classifier: Classifier | undefined;
   private readonly wallClock: () => number;
   private readonly window: RollingWindow;
-  private readonly stateChanges = new EventChannel<BreakerStateChange>();
-  private readonly opened = new EventChannel<BreakerStateChange>();
-  private readonly halfOpened = new EventChannel<BreakerStateChange>();
-  private readonly closed = new EventChannel<BreakerStateChange>();
+  /** The state-change channels, made on the first subscription to any of them. */
+  private stateEvents: StateEvents | undefined = undefined;
 
   private current: CircuitState = 'closed';
   /** Bumped on every state change (and on reset): tickets from an earlier epoch are stale. */
@@ -112,17 +112,7 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
     this.config = resolveBreakerConfig(o);
     this.clock = resolveClock(o.clock, 'breaker');
     this.wallClock = wallClockOption(o.wallClock);
-    const classify = functionOption<Classifier>('breaker', 'classify', o.classify);
-    this.plan = {
-      clock: this.clock,
-      breaker: this,
-      limiter: undefined,
-      bulkhead: undefined,
-      timeout: undefined,
-      classify,
-      observation: undefined,
-      observationInUse: false,
-    };
+    this.classifier = functionOption<Classifier>('breaker', 'classify', o.classify);
     const now = this.clock.now();
     this.window = new RollingWindow(this.config.windowMs, this.config.buckets, now);
     this.windowOpenedAt = now;
@@ -134,34 +124,74 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
     return new CircuitBreaker({ ...breakerOptionsObject(options), restore: saved });
   }
 
+  get kind(): 'breaker' {
+    return 'breaker';
+  }
+
+  /** @internal The seam the call runner drives: the breaker itself. */
+  get port(): BreakerPort {
+    return this;
+  }
+
   /** The state as of the last admission or settlement (open -> half-open happens on the next call). */
   get state(): CircuitState {
     return this.current;
   }
 
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
-    return runCall(this.plan, fn, options);
+    this.ownPlan ??= {
+      clock: this.clock,
+      breaker: this,
+      limiter: undefined,
+      bulkhead: undefined,
+      timeout: undefined,
+      classify: this.classifier,
+      events: undefined,
+      observation: undefined,
+      observationInUse: false,
+    };
+    return runCall(this.ownPlan, fn, options);
   }
 
   // ---- events -------------------------------------------------------------------------------
 
+  /**
+   * Hears every call this breaker admitted that ran, when it settles, in a pipeline or alone: its
+   * Observation, after the policies learned from it. The Observation is one object resilix reuses
+   * for every call, valid only during the listener: copy what you keep. Costs one check per call
+   * while nobody listens.
+   */
+  onSettle(listener: Listener<Observation>): Subscription {
+    return subscribeSettled(this, listener);
+  }
+
+  /** Hears every call this breaker refuses, in a pipeline or alone (why, `retryAfterMs`, the error the caller gets). */
+  onRefuse(listener: Listener<RefusalEvent>): Subscription {
+    return subscribeRefused(this, listener);
+  }
+
   /** Every state change, with its reason. */
   onStateChange(listener: Listener<BreakerStateChange>): Subscription {
-    return this.stateChanges.subscribe(listener);
+    return this.channels().any.subscribe(listener);
   }
 
   /** Changes into `open` (tripped, or a probe failed). Isolation is reported by onStateChange. */
   onOpen(listener: Listener<BreakerStateChange>): Subscription {
-    return this.opened.subscribe(listener);
+    return this.channels().opened.subscribe(listener);
   }
 
   onHalfOpen(listener: Listener<BreakerStateChange>): Subscription {
-    return this.halfOpened.subscribe(listener);
+    return this.channels().halfOpened.subscribe(listener);
   }
 
   /** Changes into `closed` (probes succeeded, or a manual reset). */
   onClose(listener: Listener<BreakerStateChange>): Subscription {
-    return this.closed.subscribe(listener);
+    return this.channels().closed.subscribe(listener);
+  }
+
+  private channels(): StateEvents {
+    this.stateEvents ??= new StateEvents();
+    return this.stateEvents;
   }
 
   // ---- the port the call runner drives ------------------------------------------------------
@@ -400,12 +430,20 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
     this.current = to;
     this.epoch = (this.epoch + 1) & EPOCH_MASK;
     this.lastReason = reason;
+    const events = this.stateEvents;
+    if (events === undefined) return;
     const specific =
-      to === 'open' ? this.opened : to === 'half-open' ? this.halfOpened : to === 'closed' ? this.closed : undefined;
+      to === 'open'
+        ? events.opened
+        : to === 'half-open'
+          ? events.halfOpened
+          : to === 'closed'
+            ? events.closed
+            : undefined;
     // No listener, no event object: a breaker nobody watches allocates nothing here.
-    if (this.stateChanges.size === 0 && (specific === undefined || specific.size === 0)) return;
+    if (events.any.size === 0 && (specific === undefined || specific.size === 0)) return;
     const event: BreakerStateChange = { from, to, reason, at: now };
-    this.stateChanges.emit(event);
+    events.any.emit(event);
     specific?.emit(event);
   }
 
@@ -432,6 +470,14 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
       this.isolationPinned = true;
     }
   }
+}
+
+/** A breaker's state-change channels, made together on the first subscription to any. */
+class StateEvents {
+  readonly any = new EventChannel<BreakerStateChange>();
+  readonly opened = new EventChannel<BreakerStateChange>();
+  readonly halfOpened = new EventChannel<BreakerStateChange>();
+  readonly closed = new EventChannel<BreakerStateChange>();
 }
 
 /** A circuit breaker with the defaults in ADR-0024 and docs/breaker.md; every option is optional. */

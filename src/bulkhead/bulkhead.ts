@@ -1,10 +1,13 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
+import { subscribeRefused, subscribeSettled, type CallEvents, type RefusalEvent } from '../core/call-events';
 import { resolveClock, type Clock, type ResolvedClock } from '../core/clock';
+import type { Listener, Subscription } from '../core/events';
+import type { Observation } from '../core/observation';
 import { functionOption, knownOptions, optionsObject, requireNumber } from '../core/options';
 import type { Policy } from '../core/policy';
 import type { BulkheadPort, CallPlan } from '../core/ports';
-import { runCall } from '../core/run-call';
+import { runCall, runPlain } from '../core/run-call';
 import { BulkheadFullError } from '../errors/bulkhead-full-error';
 
 export interface BulkheadOptions {
@@ -31,15 +34,16 @@ export interface BulkheadSnapshot {
  * queueing lives in the limiter, where its bounds move with the limit.
  */
 export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
-  readonly kind = 'bulkhead' as const;
   readonly maxConcurrent: number;
   /** @internal */
   readonly clock: ResolvedClock;
-  /** @internal */
-  readonly port: BulkheadPort = this;
+  /** @internal Per-call events, made on the first `onSettle` or `onRefuse`. */
+  events: CallEvents | undefined = undefined;
   private activeCalls = 0;
   private rejectedCalls = 0;
-  private readonly plan: CallPlan;
+  private readonly classifier: Classifier | undefined;
+  /** The plan of `execute` (this bulkhead alone), made on its first call: in a pipeline it is never needed. */
+  private ownPlan: CallPlan | undefined = undefined;
 
   constructor(options: BulkheadOptions) {
     const o = optionsObject<BulkheadOptions>('bulkhead', options);
@@ -50,17 +54,16 @@ export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
       infinite: true,
     });
     this.clock = resolveClock(o.clock, 'bulkhead');
-    const classify = functionOption<Classifier>('bulkhead', 'classify', o.classify);
-    this.plan = {
-      clock: this.clock,
-      breaker: undefined,
-      limiter: undefined,
-      bulkhead: this,
-      timeout: undefined,
-      classify,
-      observation: undefined,
-      observationInUse: false,
-    };
+    this.classifier = functionOption<Classifier>('bulkhead', 'classify', o.classify);
+  }
+
+  get kind(): 'bulkhead' {
+    return 'bulkhead';
+  }
+
+  /** @internal The seam the call runner drives: the bulkhead itself. */
+  get port(): BulkheadPort {
+    return this;
   }
 
   get active(): number {
@@ -68,7 +71,37 @@ export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
   }
 
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
-    return runCall(this.plan, fn, options);
+    // No options, no classifier, nobody listening: nothing to time, classify or report.
+    if (options === undefined && this.classifier === undefined && this.events === undefined) {
+      return runPlain(this, fn);
+    }
+    this.ownPlan ??= {
+      clock: this.clock,
+      breaker: undefined,
+      limiter: undefined,
+      bulkhead: this,
+      timeout: undefined,
+      classify: this.classifier,
+      events: undefined,
+      observation: undefined,
+      observationInUse: false,
+    };
+    return runCall(this.ownPlan, fn, options);
+  }
+
+  /**
+   * Hears every call this bulkhead admitted that ran, when it settles, in a pipeline or alone: its
+   * Observation, after the policies learned from it. The Observation is one object resilix reuses
+   * for every call, valid only during the listener: copy what you keep. Costs one check per call
+   * while nobody listens.
+   */
+  onSettle(listener: Listener<Observation>): Subscription {
+    return subscribeSettled(this, listener);
+  }
+
+  /** Hears every call this bulkhead refuses, in a pipeline or alone (why, `retryAfterMs`, the error the caller gets). */
+  onRefuse(listener: Listener<RefusalEvent>): Subscription {
+    return subscribeRefused(this, listener);
   }
 
   /** @internal */

@@ -33,6 +33,8 @@ export function subscription(dispose: () => void): Subscription {
 
 export type Listener<T> = (event: T) => void;
 
+const NO_LISTENERS: ReadonlyArray<Listener<unknown>> = Object.freeze([]);
+
 /**
  * A typed event channel. Costs nothing when nobody listens (one length check), and a listener
  * that throws breaks neither the call nor the policy that emitted: its error goes to the
@@ -40,7 +42,8 @@ export type Listener<T> = (event: T) => void;
  * never rethrown: a crashed process is a worse outcome than a missed metric.
  */
 export class EventChannel<T> {
-  private listeners: Array<Listener<T>> = [];
+  /** Copied on every change; until the first subscription, one empty array shared by every channel. */
+  private listeners: ReadonlyArray<Listener<T>> = NO_LISTENERS as ReadonlyArray<Listener<T>>;
 
   get size(): number {
     return this.listeners.length;

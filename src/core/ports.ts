@@ -1,6 +1,6 @@
+import type { CallEvents, HasCallEvents } from './call-events';
 import type { ResolvedClock } from './clock';
 import type { Classifier } from './classify';
-import type { EventChannel } from './events';
 import type { Observation } from './observation';
 import type { Verdict } from './verdict';
 
@@ -34,16 +34,18 @@ export interface Permit {
  * fast path; only the limiter's queue is asynchronous.
  * @internal
  */
-export interface BreakerPort {
+export interface BreakerPort extends HasCallEvents {
   /** A ticket (>= 0) for an admitted call, or -1 when the breaker refuses it. */
   admit(): number;
   rejection(): Error;
+  /** The state right after a refusal says why (`open`, `half-open`, `isolated`); absent means `open`. */
+  readonly state?: string;
   /** `now`: the call runner's clock reading at settlement, so the breaker need not read it again. */
   settle(ticket: number, observation: Observation, now?: number): void;
 }
 
 /** @internal */
-export interface LimiterPort {
+export interface LimiterPort extends HasCallEvents {
   /** A permit when a slot is free and nobody is waiting; undefined otherwise. */
   tryAcquire(): Permit | undefined;
   /**
@@ -54,7 +56,7 @@ export interface LimiterPort {
 }
 
 /** @internal */
-export interface BulkheadPort {
+export interface BulkheadPort extends HasCallEvents {
   tryEnter(): boolean;
   leave(): void;
   rejection(): Error;
@@ -62,7 +64,7 @@ export interface BulkheadPort {
 }
 
 /** @internal */
-export interface TimeoutPort {
+export interface TimeoutPort extends HasCallEvents {
   readonly timeoutMs: number;
   recordTimeout(): void;
 }
@@ -75,8 +77,11 @@ export interface CallPlan {
   readonly bulkhead: BulkheadPort | undefined;
   readonly timeout: TimeoutPort | undefined;
   readonly classify: Classifier | undefined;
-  /** Listeners for every settled call's Observation (telemetry); costs nothing when empty. */
-  readonly settled?: EventChannel<Observation> | undefined;
+  /**
+   * A pipeline's own per-call events (its policies' are on their ports). Read at each call, so it
+   * may be made after the plan (on the first subscription); undefined costs one check.
+   */
+  readonly events?: CallEvents | undefined;
   /**
    * The Observation this plan's settles fill in and hand to the policies, made at the plan's first
    * settle and reused: policies read it during settle and keep no reference. Per plan, not per

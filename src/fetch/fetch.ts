@@ -1,6 +1,7 @@
 import type { CallContext, CallFn, ExecuteOptions, Executor } from '../core/call';
 import type { Classifier } from '../core/classify';
 import { functionOption, knownOptions, optionsObject, requireNumber } from '../core/options';
+import { abortSignalOf } from '../core/run-call';
 import { KeyRegistry } from '../registry/key-registry';
 import { originKey } from '../registry/origin-key';
 
@@ -89,20 +90,27 @@ export function resilientFetch(target: Executor | KeyedExecutor, options?: Resil
   };
 }
 
-async function send(
+/**
+ * One request. fetch's promise resolves at the headers, and the call settles right there: the
+ * latency sample ends at the upstream's answer, not when the body is drained (adr/0065, 0026).
+ * Without a deadline nothing of ours can abort the request, so fetch gets the caller's `init` as
+ * it is (its signal, or a Request's, or none): no AbortController, no copy of `init`.
+ */
+function send(
   fetchImpl: FetchFunction | undefined,
   input: string | URL | Request,
   init: RequestInit | undefined,
   callerSignal: AbortSignal | null | undefined,
   ctx: CallContext,
 ): Promise<Response> {
-  // Never mutate the caller's init: they may reuse it.
-  const signal = requestSignalFor(ctx.signal, callerSignal);
-  const sent: RequestInit = init === undefined ? { signal } : { ...init, signal };
-  const response = await (fetchImpl === undefined ? fetch(input, sent) : fetchImpl(input, sent));
-  // Headers are the upstream's answer: the latency sample ends here, not when the body is drained.
-  ctx.mark();
-  return response;
+  const ours = abortSignalOf(ctx);
+  let sent = init;
+  if (ours !== undefined && ours !== callerSignal) {
+    // Never mutate the caller's init: they may reuse it.
+    const signal = requestSignalFor(ours, callerSignal);
+    sent = init === undefined ? { signal } : { ...init, signal };
+  }
+  return fetchImpl === undefined ? fetch(input, sent) : fetchImpl(input, sent);
 }
 
 type AnySignal = (signals: AbortSignal[]) => AbortSignal;

@@ -1,4 +1,5 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
+import { subscribeRefused, subscribeSettled, type CallEvents, type RefusalEvent } from '../core/call-events';
 import type { Classifier } from '../core/classify';
 import { resolveClock, type Clock } from '../core/clock';
 import type { Listener, Subscription } from '../core/events';
@@ -10,6 +11,7 @@ import {
   optionsObject,
   orderedOptions,
 } from '../core/options';
+import type { Observation } from '../core/observation';
 import type { Policy } from '../core/policy';
 import type { CallPlan, LimiterPort } from '../core/ports';
 import { runCall } from '../core/run-call';
@@ -114,6 +116,8 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   readonly kind = 'limiter' as const;
   /** @internal The call runner drives admission directly. */
   readonly port: LimiterPort = this;
+  /** @internal Per-call events, made on the first `onSettle` or `onRefuse` (issue 17). */
+  events: CallEvents | undefined = undefined;
   private readonly plan: CallPlan;
 
   constructor(options?: LimiterOptions);
@@ -146,6 +150,7 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
       bulkhead: undefined,
       timeout: undefined,
       classify,
+      events: undefined,
       observation: undefined,
       observationInUse: false,
     };
@@ -176,6 +181,20 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
    */
   onLimitChange(listener: Listener<LimitChange>): Subscription {
     return this.subscribeToLimit(listener);
+  }
+
+  /**
+   * Hears every call this limiter admitted that ran, when it settles, in a pipeline or alone: its
+   * Observation, after the policies learned from it. The Observation is one object resilix reuses
+   * for every call, valid only during the listener: copy what you keep.
+   */
+  onSettle(listener: Listener<Observation>): Subscription {
+    return subscribeSettled(this, listener);
+  }
+
+  /** Hears every call this limiter refuses (`shed`, `queue-timeout`), in a pipeline or alone. */
+  onRefuse(listener: Listener<RefusalEvent>): Subscription {
+    return subscribeRefused(this, listener);
   }
 
   snapshot(): LimiterSnapshot {

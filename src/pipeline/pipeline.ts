@@ -2,7 +2,8 @@ import type { BreakerSnapshot } from '../breaker/breaker';
 import type { BulkheadSnapshot } from '../bulkhead/bulkhead';
 import type { CallFn, ExecuteOptions, Executor } from '../core/call';
 import type { Classifier } from '../core/classify';
-import { EventChannel, type Listener, type Subscription } from '../core/events';
+import { CallEvents, type RefusalEvent } from '../core/call-events';
+import type { Listener, Subscription } from '../core/events';
 import type { Observation } from '../core/observation';
 import { functionOption, knownOptions } from '../core/options';
 import { isPolicy, POLICY_ORDER, type Policy, type PolicyKind, type RetryPort } from '../core/policy';
@@ -34,9 +35,9 @@ export interface PipelineSnapshot {
  */
 export class Pipeline implements Executor {
   readonly policies: readonly Policy[];
-  private readonly plan: CallPlan;
+  /** Mutable here only to take `events` when the first listener subscribes. */
+  private readonly plan: { -readonly [K in keyof CallPlan]: CallPlan[K] };
   private readonly retry: RetryPort | undefined;
-  private readonly settled = new EventChannel<Observation>();
 
   constructor(policies: readonly Policy[], options: PipelineOptions = {}) {
     const byKind: Partial<Record<PolicyKind, Policy>> = {};
@@ -74,7 +75,7 @@ export class Pipeline implements Executor {
       bulkhead: byKind.bulkhead?.port as BulkheadPort | undefined,
       timeout: byKind.timeout?.port as TimeoutPort | undefined,
       classify: functionOption<Classifier>('pipeline', 'classify', options.classify),
-      settled: this.settled,
+      events: undefined,
       observation: undefined,
       observationInUse: false,
     };
@@ -92,13 +93,27 @@ export class Pipeline implements Executor {
   }
 
   /**
-   * Hears every attempt this pipeline settles (verdict, latency, attempt...), after the policies
-   * learned from it: for telemetry, e.g. counting retries apart from original attempts. The
-   * Observation is valid only during the listener: copy what you keep. Calls that a policy refused
-   * never ran and are not reported here; the policies' snapshots count them.
+   * Hears every attempt this pipeline runs, when it settles (verdict, latency, attempt...), after
+   * the policies learned from it: for telemetry, e.g. a latency histogram by attempt. The
+   * Observation is one object the pipeline reuses for every call: it is valid only during the
+   * listener, so copy what you keep (`{ ...observation }`). Calls a policy refused never ran and
+   * are not reported here: `onRefuse` hears them. Costs one check per call while nobody listens.
    */
   onSettle(listener: Listener<Observation>): Subscription {
-    return this.settled.subscribe(listener);
+    return this.callEvents().settled.subscribe(listener);
+  }
+
+  /**
+   * Hears every attempt one of this pipeline's policies refuses (which policy, why, the
+   * `retryAfterMs` hint, the error the caller gets). The event is the listener's to keep.
+   */
+  onRefuse(listener: Listener<RefusalEvent>): Subscription {
+    return this.callEvents().refused.subscribe(listener);
+  }
+
+  private callEvents(): CallEvents {
+    this.plan.events ??= new CallEvents();
+    return this.plan.events;
   }
 
   snapshot(): PipelineSnapshot {

@@ -13,7 +13,7 @@ import {
 } from '../core/options';
 import type { Policy, RetryPort } from '../core/policy';
 import type { CallPlan } from '../core/ports';
-import { runCall } from '../core/run-call';
+import { runCall, type AttemptHook } from '../core/run-call';
 import type { Verdict } from '../core/verdict';
 import { isBrokenCircuitError } from '../errors/broken-circuit-error';
 import { isBulkheadFullError } from '../errors/bulkhead-full-error';
@@ -132,7 +132,8 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
   /** @internal */
   readonly classifier: Classifier | undefined;
   private readonly random: () => number;
-  private readonly plan: CallPlan;
+  /** The plan of `execute` (retries of fn alone), made on its first call: in a pipeline it is never needed. */
+  private ownPlan: CallPlan | undefined = undefined;
   private readonly retried = new EventChannel<RetryEvent>();
   private readonly gaveUpChannel = new EventChannel<RetryGiveUpEvent>();
   private freeHandlers: FirstOutcome | undefined = undefined;
@@ -165,16 +166,6 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
     this.random = functionOption<() => number>('retry', 'random', o.random) ?? Math.random;
     this.clock = resolveClock(o.clock, 'retry');
     this.budget = resolveBudget(o.budget, o.clock, this.clock);
-    this.plan = {
-      clock: this.clock,
-      breaker: undefined,
-      limiter: undefined,
-      bulkhead: undefined,
-      timeout: undefined,
-      classify: this.classifier,
-      observation: undefined,
-      observationInUse: false,
-    };
   }
 
   /** Calls between their first attempt and their outcome (the registry reads it: a busy key stays). */
@@ -187,7 +178,18 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
    * wait included; `options.signal` cancels it, a pending wait included.
    */
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
-    return this.run(this.plan, fn, options);
+    this.ownPlan ??= {
+      clock: this.clock,
+      breaker: undefined,
+      limiter: undefined,
+      bulkhead: undefined,
+      timeout: undefined,
+      classify: this.classifier,
+      events: undefined,
+      observation: undefined,
+      observationInUse: false,
+    };
+    return this.run(this.ownPlan, fn, options);
   }
 
   /**
@@ -223,9 +225,10 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
     }
     this.callCount++;
     this.activeCount++;
-    // The first attempt's outcome is read by a pooled handler pair (as the limiter pools permits,
-    // ADR-0041): a call that succeeds first time allocates no closure and no state of its own, only
-    // the promise that `then` returns. A call that needs a retry moves on to the async loop.
+    // The first attempt's outcome is read by a pooled handler (as the limiter pools permits,
+    // ADR-0041), which the call runner calls in place of a `then` on its promise (adr/0025): a call
+    // that succeeds first time allocates no closure, no state and no promise of its own. A call
+    // that needs a retry moves on to the async loop.
     let handler = this.freeHandlers;
     if (handler === undefined) handler = new FirstOutcome(this);
     else this.freeHandlers = handler.nextFree;
@@ -233,7 +236,7 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
     handler.fn = fn as CallFn<unknown>;
     handler.options = options;
     handler.startedAt = startedAt;
-    return runCall(plan, fn, first).then(handler.onFulfilled, handler.onRejected) as Promise<T>;
+    return runCall(plan, fn, first, handler);
   }
 
   /** @internal A handler whose attempt settled goes back to the pool. */
@@ -465,23 +468,21 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
 }
 
 /**
- * Reads one call's first attempt: a pooled pair of handlers with the call's state. Released before
- * the outcome is acted on, so a retry loop (or a nested call) never sees it reused under its feet.
+ * Reads one call's first attempt: a pooled hook with the call's state. Released before the outcome
+ * is acted on, so a retry loop (or a nested call) never sees it reused under its feet.
  * @internal
  */
-class FirstOutcome {
+class FirstOutcome implements AttemptHook {
   plan: CallPlan | undefined = undefined;
   fn: CallFn<unknown> | undefined = undefined;
   options: ExecuteOptions | undefined = undefined;
   /** The call's start when it has a budget of its own, else NaN (a number field stays unboxed). */
   startedAt = NaN;
   nextFree: FirstOutcome | undefined = undefined;
-  readonly onFulfilled = (value: unknown): unknown => this.settle(true, value);
-  readonly onRejected = (error: unknown): unknown => this.settle(false, error);
 
   constructor(private readonly policy: RetryPolicy) {}
 
-  private settle(fulfilled: boolean, subject: unknown): unknown {
+  afterAttempt(fulfilled: boolean, subject: unknown): unknown {
     const plan = this.plan!;
     const fn = this.fn!;
     const options = this.options;

@@ -35,3 +35,18 @@ export function insertSorted(sorted: Float64Array, length: number, x: number): v
   }
   sorted[index] = x;
 }
+
+/**
+ * `insertSorted` for a value already stored at `sorted[last]`: moves it down into the ascending
+ * prefix `sorted[0, last)`. For a caller that must not pass the double itself (see
+ * WindowQuantile.add).
+ */
+export function siftIntoPlace(sorted: Float64Array, last: number): void {
+  const x = sorted[last] as number;
+  let index = last;
+  while (index > 0 && (sorted[index - 1] as number) > x) {
+    sorted[index] = sorted[index - 1] as number;
+    index--;
+  }
+  sorted[index] = x;
+}

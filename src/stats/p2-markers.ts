@@ -15,6 +15,13 @@ export const P2_MARKERS = 5;
 /** Slots a marker buffer needs: five heights and five positions. */
 export const P2_SLOTS = 2 * P2_MARKERS;
 const POSITION = P2_MARKERS; // offset of the positions in the buffer
+/**
+ * The slot after the markers, where a caller puts the value `addToMarkers` adds. Handed over in
+ * the buffer, not as an argument: V8 declines to inline `addToMarkers` (its bytecode is over the
+ * inlining limit), and a double passed to a call it does not inline is boxed, 16 bytes per value
+ * (issue 16's allocation guard). A buffer for `addToMarkers` has at least P2_INPUT + 1 slots.
+ */
+export const P2_INPUT = 2 * P2_MARKERS; // the slot right after the markers (P2_SLOTS of them)
 
 /** The P² estimate: the middle marker's height. */
 export function markerEstimate(markers: Float64Array): number {
@@ -22,11 +29,12 @@ export function markerEstimate(markers: Float64Array): number {
 }
 
 /**
- * Adds x to markers that summarise `countBefore` (>= 5) values. Desired positions come straight
- * from n: n'_i = 1 + (n - 1) dn_i. The paper accumulates dn_i on every add instead; recomputing
- * avoids the drift that accumulation builds up over long runs.
+ * Adds x = markers[P2_INPUT] to markers that summarise `countBefore` (>= 5) values. Desired
+ * positions come straight from n: n'_i = 1 + (n - 1) dn_i. The paper accumulates dn_i on every add
+ * instead; recomputing avoids the drift that accumulation builds up over long runs.
  */
-export function addToMarkers(markers: Float64Array, countBefore: number, x: number, quantile: number): void {
+export function addToMarkers(markers: Float64Array, countBefore: number, quantile: number): void {
+  const x = markers[P2_INPUT] as number;
   // Find the cell k with height[k] <= x < height[k + 1], stretching the extremes if needed.
   let cell: number;
   if (x < (markers[0] as number)) {

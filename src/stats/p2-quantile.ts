@@ -1,6 +1,6 @@
 import type { QuantileEstimator } from './quantile-estimator';
 import { insertSorted, sortedQuantile } from './exact-quantile';
-import { addToMarkers, markerEstimate, P2_MARKERS, P2_SLOTS, seedMarkers } from './p2-markers';
+import { addToMarkers, markerEstimate, P2_INPUT, P2_MARKERS, seedMarkers } from './p2-markers';
 import { requireQuantile } from './validate';
 
 /**
@@ -10,7 +10,7 @@ import { requireQuantile } from './validate';
  * Up to five values the answer is exact (type 7, see ./exact-quantile); from the sixth on it is
  * the middle marker's height. Guarantees, tested as properties: the estimate lies within
  * [min, max] of the values added and marker heights stay non-decreasing. Allocates nothing
- * after construction (one Float64Array of 10).
+ * after construction (one Float64Array of 11).
  *
  * Not used by the library: the limiter's window uses WindowQuantile. Kept as the comparison
  * baseline of adr/0016 (scripts/quantile-report.ts, asserted in test/stats/quantile-report.test.ts)
@@ -18,8 +18,11 @@ import { requireQuantile } from './validate';
  */
 export class P2Quantile implements QuantileEstimator {
   readonly quantile: number;
-  /** Heights in slots 0-4 (while count < 5: the values themselves, ascending), positions 5-9. */
-  private readonly markers = new Float64Array(P2_SLOTS);
+  /**
+   * Heights in slots 0-4 (while count < 5: the values themselves, ascending), positions 5-9, and
+   * the value being added in slot 10 (P2_INPUT).
+   */
+  private readonly markers = new Float64Array(P2_INPUT + 1);
   private samples = 0;
 
   constructor(quantile: number) {
@@ -39,7 +42,8 @@ export class P2Quantile implements QuantileEstimator {
       if (this.samples === P2_MARKERS) seedMarkers(this.markers, this.markers, P2_MARKERS, this.quantile);
       return;
     }
-    addToMarkers(this.markers, this.samples, x, this.quantile);
+    this.markers[P2_INPUT] = x;
+    addToMarkers(this.markers, this.samples, this.quantile);
     this.samples++;
   }
 

@@ -1,6 +1,6 @@
 import type { QuantileEstimator } from './quantile-estimator';
-import { insertSorted, sortedQuantile } from './exact-quantile';
-import { addToMarkers, markerEstimate, P2_SLOTS, seedMarkers } from './p2-markers';
+import { siftIntoPlace, sortedQuantile } from './exact-quantile';
+import { addToMarkers, markerEstimate, P2_INPUT, P2_SLOTS, seedMarkers } from './p2-markers';
 import { requireIntegerInRange, requireQuantile } from './validate';
 
 /** The P² markers move into the exact buffer at the switch, so it needs their ten slots. */
@@ -48,7 +48,8 @@ export class WindowQuantile implements QuantileEstimator {
       MIN_EXACT_CAPACITY,
       MAX_EXACT_CAPACITY,
     );
-    this.buffer = new Float64Array(this.exactCapacity);
+    // One slot more than the markers when the exact part is that small: P2_INPUT (./p2-markers).
+    this.buffer = new Float64Array(Math.max(this.exactCapacity, P2_INPUT + 1));
   }
 
   get count(): number {
@@ -60,17 +61,23 @@ export class WindowQuantile implements QuantileEstimator {
     return this.samples <= this.exactCapacity;
   }
 
+  /**
+   * Doubles go into the buffer, never into a call: V8 inlines this method into the limiter's
+   * settle but not the helpers below, and boxes a double it passes to one (16 bytes per call).
+   */
   add(x: number): void {
     if (!Number.isFinite(x)) return;
-    if (this.samples < this.exactCapacity) {
-      insertSorted(this.buffer, this.samples, x);
-    } else {
-      if (this.samples === this.exactCapacity) {
-        seedMarkers(this.buffer, this.buffer, this.exactCapacity, this.quantile);
-      }
-      addToMarkers(this.buffer, this.samples, x, this.quantile);
+    const samples = this.samples;
+    this.samples = samples + 1;
+    const buffer = this.buffer;
+    if (samples < this.exactCapacity) {
+      buffer[samples] = x;
+      siftIntoPlace(buffer, samples);
+      return;
     }
-    this.samples++;
+    if (samples === this.exactCapacity) seedMarkers(buffer, buffer, samples, this.quantile);
+    buffer[P2_INPUT] = x;
+    addToMarkers(buffer, samples, this.quantile);
   }
 
   value(): number {

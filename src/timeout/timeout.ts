@@ -1,6 +1,9 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import type { Classifier } from '../core/classify';
+import { subscribeSettled, type CallEvents } from '../core/call-events';
 import { resolveClock, type Clock, type ResolvedClock } from '../core/clock';
+import type { Listener, Subscription } from '../core/events';
+import type { Observation } from '../core/observation';
 import { functionOption, knownOptions, optionsObject, requireNumber } from '../core/options';
 import type { Policy } from '../core/policy';
 import type { CallPlan, TimeoutPort } from '../core/ports';
@@ -29,35 +32,56 @@ export interface TimeoutSnapshot {
  * settles: real concurrency never exceeds what admission allowed.
  */
 export class TimeoutPolicy implements Policy<TimeoutSnapshot>, TimeoutPort {
-  readonly kind = 'timeout' as const;
   readonly timeoutMs: number;
   /** @internal */
   readonly clock: ResolvedClock;
-  /** @internal */
-  readonly port: TimeoutPort = this;
+  /** @internal Per-call events, made on the first `onSettle`. */
+  events: CallEvents | undefined = undefined;
   private timedOut = 0;
-  private readonly plan: CallPlan;
+  private readonly classifier: Classifier | undefined;
+  /** The plan of `execute` (this policy alone), made on its first call: in a pipeline it is never needed. */
+  private ownPlan: CallPlan | undefined = undefined;
 
   constructor(options: TimeoutOptions) {
     const o = optionsObject<TimeoutOptions>('timeout', options);
     knownOptions('timeout', o, ['timeoutMs', 'clock', 'classify']);
     this.timeoutMs = requireNumber('timeout', 'timeoutMs', o.timeoutMs, { above: 0, infinite: true });
     this.clock = resolveClock(o.clock, 'timeout');
-    const classify = functionOption<Classifier>('timeout', 'classify', o.classify);
-    this.plan = {
+    this.classifier = functionOption<Classifier>('timeout', 'classify', o.classify);
+  }
+
+  get kind(): 'timeout' {
+    return 'timeout';
+  }
+
+  /** @internal The seam the call runner drives: the policy itself. */
+  get port(): TimeoutPort {
+    return this;
+  }
+
+  execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
+    this.ownPlan ??= {
       clock: this.clock,
       breaker: undefined,
       limiter: undefined,
       bulkhead: undefined,
       timeout: this,
-      classify,
+      classify: this.classifier,
+      events: undefined,
       observation: undefined,
       observationInUse: false,
     };
+    return runCall(this.ownPlan, fn, options);
   }
 
-  execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
-    return runCall(this.plan, fn, options);
+  /**
+   * Hears every call this timeout policy timed, when it settles, in a pipeline or alone (verdict
+   * `timeout` when its deadline passed). The Observation is one object resilix reuses for every
+   * call, valid only during the listener: copy what you keep. A timeout policy refuses nothing:
+   * a budget spent queueing is the limiter's refusal (`queue-timeout`).
+   */
+  onSettle(listener: Listener<Observation>): Subscription {
+    return subscribeSettled(this, listener);
   }
 
   /** @internal */

@@ -26,11 +26,13 @@ function stubFetch(answer: (input: RequestInfo | URL, init: RequestInit | undefi
 }
 
 /** A fetch stub that never answers on its own: it settles only when its signal aborts. */
+/** A fetch that never answers and rejects when its signal aborts: `init.signal`, else a Request's own, as fetch does. */
 function hangingFetch() {
   return stubFetch(
-    (_input, init) =>
+    (input, init) =>
       new Promise<Response>((_resolve, reject) => {
-        init?.signal?.addEventListener('abort', () => reject(init.signal!.reason));
+        const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+        signal?.addEventListener('abort', () => reject(signal.reason));
       }),
   );
 }
@@ -144,7 +146,9 @@ describe('resilientFetch', () => {
     const pending = resilientFetch(pipeline(spy), { fetch: stub.fetch })(request);
     controller.abort(new Error('gone'));
     await expect(pending).rejects.toThrow('gone');
-    expect(stub.calls[0]!.init!.signal!.aborted).toBe(true);
+    // No deadline: fetch gets the Request as it is, and its own signal governs the request.
+    expect(stub.calls[0]!.init).toBeUndefined();
+    expect((stub.calls[0]!.input as Request).signal.aborted).toBe(true);
     await flush();
     expect(spy.observations.map((o) => o.verdict)).toEqual(['cancelled']);
   });
@@ -244,13 +248,30 @@ describe('resilientFetch', () => {
     expect(stub.calls[0]!.init!.signal!.reason).toBe(error);
   });
 
-  it('passes the caller init through unchanged apart from the signal, and never mutates it', async () => {
+  it('hands fetch the caller init itself, with no signal of ours, when nothing of ours can abort the request', async () => {
     const stub = stubFetch(() => new Response(null, { status: 201 }));
     const f = resilientFetch(pipeline(spyPolicy(new FakeClock())), { fetch: stub.fetch });
     const init: RequestInit = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' };
     await f('https://api.example.com/items', init);
     const sent = stub.calls[0]!;
     expect(sent.input).toBe('https://api.example.com/items');
+    expect(sent.init).toBe(init);
+    expect(init).toEqual({ method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+  });
+
+  it('hands fetch no init at all when the caller gave none and nothing of ours can abort', async () => {
+    const stub = stubFetch(() => new Response(null));
+    await resilientFetch(pipeline(spyPolicy(new FakeClock())), { fetch: stub.fetch })('https://api.example.com/');
+    expect(stub.calls[0]!.init).toBeUndefined();
+  });
+
+  it('passes a copy of the caller init with our signal when a deadline applies, and never mutates it', async () => {
+    const clock = new FakeClock();
+    const stub = stubFetch(() => new Response(null, { status: 201 }));
+    const f = resilientFetch(pipeline(spyPolicy(clock), timeout({ timeoutMs: 1_000, clock })), { fetch: stub.fetch });
+    const init: RequestInit = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' };
+    await f('https://api.example.com/items', init);
+    const sent = stub.calls[0]!;
     expect(sent.init).not.toBe(init);
     expect(sent.init).toMatchObject({
       method: 'POST',
@@ -258,6 +279,7 @@ describe('resilientFetch', () => {
       body: '{"a":1}',
     });
     expect(sent.init!.signal).toBeInstanceOf(AbortSignal);
+    expect(sent.init!.signal!.aborted).toBe(false);
     expect(init).toEqual({ method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
   });
 

@@ -1,4 +1,12 @@
-import { breaker, limiter, type CircuitBreaker, type Limiter } from '../../src/index';
+import {
+  breaker,
+  limiter,
+  pipeline,
+  retry,
+  type CircuitBreaker,
+  type Limiter,
+  type RetryPolicy,
+} from '../../src/index';
 import { FakeClock } from '../helpers/fake-clock';
 
 /**
@@ -42,4 +50,32 @@ export async function fixture(): Promise<Fixture> {
 
   const healthy = breaker({ clock });
   return { clock, warm, full, tripped, healthy };
+}
+
+/**
+ * A retry policy that has retried and given up in known ways, for the retry recipes. No backoff
+ * wait (random 0), a budget of 2 retries that earns nothing, 3 attempts at most:
+ * - call 1 fails three times: 2 retries (verdict `failure`), then a give-up for `maxAttempts`;
+ * - call 2 fails once: the budget is spent, so a give-up for `budget` (a budget refusal);
+ * - call 3 answers 503 once: the retry it asks for (`overload`) is refused by the budget too.
+ * After them: 0 active calls, a budget balance of 0, 2 budget refusals.
+ * `subscribe` runs before the calls, so event-fed recipes can hear them.
+ */
+export async function retried(subscribe: (policy: RetryPolicy) => void): Promise<RetryPolicy> {
+  const clock = new FakeClock();
+  const policy = retry({
+    clock,
+    random: () => 0,
+    maxAttempts: 3,
+    budget: { maxBalance: 2, ratio: 0, minRetriesPerSecond: 0 },
+  });
+  subscribe(policy);
+  const upstream = pipeline(policy, limiter({ clock }));
+  const down = () => {
+    throw new Error('upstream 500');
+  };
+  await upstream.execute(down).catch(() => undefined);
+  await upstream.execute(down).catch(() => undefined);
+  await upstream.execute(() => ({ status: 503 }));
+  return policy;
 }

@@ -1,9 +1,15 @@
 import { DataPointType, type Histogram } from '@opentelemetry/sdk-metrics';
 import { afterEach, describe, expect, it } from 'vitest';
-import { instrument, LATENCY_BUCKETS_SECONDS, observeResilix, recordLatency } from '../../examples/telemetry-otel';
+import {
+  instrument,
+  LATENCY_BUCKETS_SECONDS,
+  observeResilix,
+  recordLatency,
+  recordRetries,
+} from '../../examples/telemetry-otel';
 import { limiter, pipeline } from '../../src/index';
 import { FakeClock } from '../helpers/fake-clock';
-import { fixture } from './fixtures';
+import { fixture, retried } from './fixtures';
 import { pointsOf, sdkMeter, type SdkMeter } from './otel-sdk';
 
 let sdk: SdkMeter | undefined;
@@ -36,7 +42,12 @@ describe('the OpenTelemetry recipe (examples/telemetry-otel.ts) on @opentelemetr
   it('declares gauges for levels and monotonic sums for running totals, with UCUM units', async () => {
     const f = await fixture();
     const otel = meter();
-    observeResilix(otel.meter, { limiters: { api: f.warm }, breakers: { payments: f.tripped } });
+    const policy = await retried((p) => recordRetries(p, 'upstream', otel.meter));
+    observeResilix(otel.meter, {
+      limiters: { api: f.warm },
+      breakers: { payments: f.tripped },
+      retries: { upstream: policy },
+    });
     const kinds = Object.fromEntries(
       (await otel.collect()).map((m) => [
         m.descriptor.name,
@@ -56,6 +67,11 @@ describe('the OpenTelemetry recipe (examples/telemetry-otel.ts) on @opentelemetr
       'resilix.breaker.failure_ratio': 'GAUGE 1',
       'resilix.breaker.slow_call_ratio': 'GAUGE 1',
       'resilix.breaker.rejected': 'SUM monotonic {call}',
+      'resilix.retry.active': 'GAUGE {call}',
+      'resilix.retry.budget.balance': 'GAUGE {retry}',
+      'resilix.retry.budget.refusals': 'SUM monotonic {retry}',
+      'resilix.retries': 'SUM monotonic {retry}',
+      'resilix.retry.giveups': 'SUM monotonic {call}',
     });
   });
 
@@ -136,5 +152,32 @@ describe('the OpenTelemetry recipe (examples/telemetry-otel.ts) on @opentelemetr
       { 'resilix.executor': 'api', 'resilix.attempt': 'original', 'resilix.verdict': 'ok' },
       { 'resilix.executor': 'api', 'resilix.attempt': 'retry', 'resilix.verdict': 'ok' },
     ]);
+  });
+
+  it('counts retries by verdict and give-ups by reason, from the retry events', async () => {
+    const otel = meter();
+    await retried((policy) => recordRetries(policy, 'upstream', otel.meter));
+    const points = pointsOf(await otel.collect());
+    expect(points).toEqual(
+      new Map([
+        ['resilix.retries{resilix.executor=upstream,resilix.verdict=failure}', 2],
+        ['resilix.retry.giveups{resilix.executor=upstream,resilix.retry.reason=maxAttempts}', 1],
+        ['resilix.retry.giveups{resilix.executor=upstream,resilix.retry.reason=budget}', 2],
+      ]),
+    );
+  });
+
+  it("observes a retry policy's active calls, budget balance and budget refusals", async () => {
+    const otel = meter();
+    const policy = await retried(() => {});
+    observeResilix(otel.meter, { retries: { upstream: policy } });
+    const points = pointsOf(await otel.collect());
+    expect(points).toEqual(
+      new Map([
+        ['resilix.retry.active{resilix.executor=upstream}', 0],
+        ['resilix.retry.budget.balance{resilix.executor=upstream}', 0],
+        ['resilix.retry.budget.refusals{resilix.executor=upstream}', 2],
+      ]),
+    );
   });
 });

@@ -4,11 +4,12 @@ import {
   instrument,
   LATENCY_BUCKETS_SECONDS,
   recordLatency,
+  recordRetries,
   registerResilixMetrics,
 } from '../../examples/telemetry-prometheus';
-import { limiter, pipeline, type Limiter } from '../../src/index';
+import { limiter, pipeline, retry, type Limiter } from '../../src/index';
 import { FakeClock } from '../helpers/fake-clock';
-import { fixture } from './fixtures';
+import { fixture, retried } from './fixtures';
 
 /** The value of one sample line, e.g. `resilix_limiter_limit{limiter="api"} 10`. */
 function sample(text: string, series: string): number | undefined {
@@ -117,6 +118,7 @@ describe('the prom-client recipe (examples/telemetry-prometheus.ts)', () => {
     const p = pipeline(limiter());
     instrument(p, 'api', registry);
     recordLatency(p, 'api', registry);
+    recordRetries(retry(), 'api', registry);
     const types = (await registry.getMetricsAsJSON()).map((m) => `${m.name} ${m.type}`);
     expect(types).toEqual([
       'resilix_limiter_limit gauge',
@@ -130,9 +132,14 @@ describe('the prom-client recipe (examples/telemetry-prometheus.ts)', () => {
       'resilix_breaker_failure_ratio gauge',
       'resilix_breaker_slow_call_ratio gauge',
       'resilix_breaker_rejected_total counter',
+      'resilix_retry_active gauge',
+      'resilix_retry_budget_balance gauge',
+      'resilix_retry_budget_refusals_total counter',
       'resilix_breaker_state gauge',
       'resilix_calls_total counter',
       'resilix_call_latency_seconds histogram',
+      'resilix_retries_total counter',
+      'resilix_retry_giveups_total counter',
     ]);
   });
 
@@ -167,5 +174,52 @@ describe('the prom-client recipe (examples/telemetry-prometheus.ts)', () => {
       .split('\n')
       .filter((l) => l.startsWith('resilix_call_latency_seconds_bucket{') && l.includes(original));
     expect(buckets.map((l) => /le="([^"]+)"/.exec(l)![1])).toEqual([...LATENCY_BUCKETS_SECONDS.map(String), '+Inf']);
+  });
+
+  it('counts retries by the verdict they retry, and give-ups by reason, from the retry events', async () => {
+    const registry = new Registry();
+    await retried((policy) => recordRetries(policy, 'upstream', registry));
+    const text = await registry.metrics();
+    expect(sample(text, 'resilix_retries_total{executor="upstream",verdict="failure"}')).toBe(2);
+    expect(sample(text, 'resilix_retry_giveups_total{executor="upstream",reason="maxAttempts"}')).toBe(1);
+    expect(sample(text, 'resilix_retry_giveups_total{executor="upstream",reason="budget"}')).toBe(2);
+    expect(text).toContain('# TYPE resilix_retries_total counter');
+  });
+
+  it('stops counting retries when the returned function is called', async () => {
+    const registry = new Registry();
+    let stop = () => {};
+    const policy = await retried((p) => {
+      stop = recordRetries(p, 'upstream', registry);
+      stop();
+    });
+    expect(policy.snapshot().retries).toBe(2);
+    expect(sample(await registry.metrics(), 'resilix_retries_total{executor="upstream",verdict="failure"}')).toBe(
+      undefined,
+    );
+  });
+
+  it("exports a retry policy's active calls, budget balance and budget refusals, read at scrape time", async () => {
+    const policy = await retried(() => {});
+    const registry = new Registry();
+    registerResilixMetrics({ registry, retries: { upstream: policy } });
+    let text = await registry.metrics();
+    expect(sample(text, 'resilix_retry_active{executor="upstream"}')).toBe(0);
+    expect(sample(text, 'resilix_retry_budget_balance{executor="upstream"}')).toBe(0);
+    expect(sample(text, 'resilix_retry_budget_refusals_total{executor="upstream"}')).toBe(2);
+    let answer = (_value: string) => {};
+    const pending = pipeline(policy).execute(() => new Promise<string>((resolve) => (answer = resolve)));
+    text = await registry.metrics();
+    expect(sample(text, 'resilix_retry_active{executor="upstream"}')).toBe(1);
+    answer('ok');
+    await pending;
+  });
+
+  it('omits the budget balance of a retry policy without a budget', async () => {
+    const registry = new Registry();
+    registerResilixMetrics({ registry, retries: { unbudgeted: retry({ budget: false }) } });
+    const text = await registry.metrics();
+    expect(sample(text, 'resilix_retry_active{executor="unbudgeted"}')).toBe(0);
+    expect(sample(text, 'resilix_retry_budget_balance{executor="unbudgeted"}')).toBeUndefined();
   });
 });

@@ -13,7 +13,7 @@ import * as otel from '../../examples/telemetry-otel';
 import * as prom from '../../examples/telemetry-prometheus';
 import { breaker, limiter, pipeline } from '../../src/index';
 import { FakeClock } from '../helpers/fake-clock';
-import { fixture } from './fixtures';
+import { fixture, retried } from './fixtures';
 
 /**
  * docs/telemetry.md says the two recipes export the same data under each ecosystem's names, and
@@ -76,10 +76,17 @@ async function bothRecipes() {
   const provider = new MeterProvider({ readers: [reader] });
   const meter = provider.getMeter('resilix-test');
 
+  // A retry policy both recipes hear from the start (its events), then read (its snapshot).
+  const retrying = await retried((policy) => {
+    prom.recordRetries(policy, 'retrying', registry);
+    otel.recordRetries(policy, 'retrying', meter);
+  });
+
   const limiters = { api: f.warm, full: f.full, quota };
   const breakers = { payments: f.tripped, search: f.healthy, guard };
-  prom.registerResilixMetrics({ registry, limiters, breakers });
-  otel.observeResilix(meter, { limiters, breakers });
+  const retries = { retrying };
+  prom.registerResilixMetrics({ registry, limiters, breakers, retries });
+  otel.observeResilix(meter, { limiters, breakers, retries });
   prom.recordLatency(upstream, 'upstream', registry);
   otel.recordLatency(upstream, 'upstream', meter);
   // Every call passes both wrappers, so both count the same calls.
@@ -114,8 +121,8 @@ describe('the Prometheus and OpenTelemetry recipes export the same data (docs/te
   const labels = table(doc, 'Prometheus label');
 
   it('maps every metric both recipes register, and every label they use, in the docs tables', () => {
-    expect(metrics.length).toBe(14);
-    expect(labels.length).toBe(7);
+    expect(metrics.length).toBe(19);
+    expect(labels.length).toBe(8);
     for (const row of metrics) expect(row.Prometheus, row.OpenTelemetry).toMatch(/^resilix_[a-z_]+$/);
   });
 
