@@ -1,5 +1,5 @@
 /**
- * `npm run sim:ablation -- [--seeds 2] [--jobs 2] [--out docs/ablation.md] [variant names...]`:
+ * `npm run sim:ablation -- [--seeds 2] [--jobs 2] [--out docs/ablation.md] [--dir runs/] [variant names...]`:
  * the ablation study of the control loop (adr/0045). Each variant turns one mechanism of the
  * shipped tuning (src/limiter/control-tuning.ts) off, or moves one of its main constants to half
  * or twice its value; every variant runs the same scenarios on the same seeds as the shipped tuning, through
@@ -10,7 +10,7 @@
  * from the shipped tuning, and the scenarios it loses and gains.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -95,6 +95,8 @@ export const VARIANTS: readonly Variant[] = [
 
 function runVariant(variant: Variant, seeds: number, jobs: number, dir: string, index: number): SweepRun[] {
   const out = join(dir, `variant-${index}.json`);
+  // --dir: a variant whose runs are already there (an interrupted study) is not run again.
+  if (existsSync(out)) return JSON.parse(readFileSync(out, 'utf8')) as SweepRun[];
   try {
     execFileSync(
       process.execPath,
@@ -131,6 +133,7 @@ function main(): void {
       seeds: { type: 'string', default: '2' },
       jobs: { type: 'string', default: '2' },
       out: { type: 'string' },
+      dir: { type: 'string' },
     },
     allowPositionals: true,
   });
@@ -142,7 +145,8 @@ function main(): void {
     throw new RangeError(`--jobs must be a positive integer; got ${values.jobs}`);
   const chosen =
     positionals.length === 0 ? VARIANTS : VARIANTS.filter((v) => v.name === 'shipped' || positionals.includes(v.name));
-  const dir = mkdtempSync(join(tmpdir(), 'resilix-ablation-'));
+  const dir = values.dir ?? mkdtempSync(join(tmpdir(), 'resilix-ablation-'));
+  mkdirSync(dir, { recursive: true });
   const results = chosen.map((variant, i) => {
     const started = Date.now();
     const runs = runVariant(variant, seeds, jobs, dir, i);

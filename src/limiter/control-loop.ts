@@ -106,6 +106,8 @@ export class LimitControlLoop implements LimitController {
     quantileNoise: 0,
   };
   private readonly decision: Decision = { estimate: 0, reason: 'warming-up' };
+  /** The clock at the settle being observed, for the out-of-line per-call helpers. */
+  private settledAt = 0;
   /** The observation a mark feeds through `observe` (reused: a mark allocates nothing). */
   private readonly markObservation: { verdict: 'ok'; latencyMs: number; durationMs: number } = {
     verdict: 'ok',
@@ -213,10 +215,65 @@ export class LimitControlLoop implements LimitController {
     const mark = this.markObservation;
     mark.latencyMs = latencyMs;
     mark.durationMs = latencyMs;
-    return this.observe(mark, now, inflight);
+    return this.observeInFull(mark, now, inflight, false);
   }
 
+  /**
+   * The per-call path, kept small so that V8 inlines it into the settle: a double passed to a call
+   * it does not inline is boxed, 16 B a call (ADR-0041, the allocation guard). Marked calls, idle
+   * gaps, and the windows after a drain (which filter stale samples) take the full path.
+   */
   observe(observation: Observation, now: number, inflight: number, marked = false): boolean {
+    const latencyMs = observation.latencyMs;
+    const durationMs = observation.durationMs;
+    const heldMs = durationMs === undefined ? latencyMs : durationMs;
+    if (
+      marked ||
+      this.settling > 0 ||
+      this.baselineWindow !== 'none' ||
+      now - heldMs - this.lastLearnedAt >= this.config.idleAfterMs
+    )
+      return this.observeInFull(observation, now, inflight, marked);
+    const verdict = observation.verdict;
+    const sample = verdict === 'ok' || verdict === 'answered';
+    const starved = verdict === 'timeout' && latencyMs < this.baseline.valueMs;
+    const stale = verdict === 'overload' && now - heldMs < this.overloadFrom;
+    this.window.settledAt = now;
+    if (!starved && !stale && this.window.recordSettle(observation, inflight, false)) {
+      this.lastLearnedAt = now;
+    }
+    let changed = false;
+    if (sample && this.slowStart) {
+      // Through a field, not an argument: no double crosses the call (see above).
+      this.settledAt = now;
+      changed = this.slowStartSample(observation, inflight);
+    }
+    if (now < this.nextCheckAt) return changed;
+    return this.check(now) || changed;
+  }
+
+  /** A slow start's per-sample work: its round's cohort, and growth when the limit binds. */
+  private slowStartSample(observation: Observation, inflight: number): boolean {
+    const now = this.settledAt;
+    const latencyMs = observation.latencyMs;
+    const durationMs = observation.durationMs;
+    const startedAt = now - (durationMs === undefined ? latencyMs : durationMs);
+    this.window.recordLog(observation);
+    if (startedAt >= this.roundStartedAt) {
+      this.liveSum += latencyMs;
+      this.liveCount++;
+    } else if (startedAt >= this.lastRoundStartedAt) {
+      this.cohortSum += latencyMs;
+      this.cohortCount++;
+    }
+    if (this.suspect || inflight < this.limit) return false;
+    const cap = 2 * this.roundLimit;
+    const grown = this.estimate + this.tuning.startupGain;
+    return this.estimate < cap ? this.apply(this.clamp(grown < cap ? grown : cap), 'slow-start', now) : false;
+  }
+
+  /** The full path of `observe` (see there). */
+  private observeInFull(observation: Observation, now: number, inflight: number, marked: boolean): boolean {
     const verdict = observation.verdict;
     const latencyMs = observation.latencyMs;
     const durationMs = observation.durationMs;
@@ -226,13 +283,9 @@ export class LimitControlLoop implements LimitController {
     const learned = this.lastLearnedAt;
     if (startedAt - learned >= this.config.idleAfterMs) this.restartAfterIdle(now);
     const sample = verdict === 'ok' || verdict === 'answered';
-    // Every answered call tells how long it held its permit past its latency (a stream's body), for
-    // Little's law; a marked one has already given its latency sample at the mark.
-    if (sample && observation !== this.markObservation) this.window.recordHold(now - startedAt - latencyMs);
-    if (marked && sample) {
-      this.lastLearnedAt = now;
-      return false;
-    }
+    // A marked call has given its latency sample at the mark; its settle teaches the hold after it
+    // (a stream's body), for Little's law. Out of line: the common path stays small enough to inline.
+    if (marked && sample) return this.settleMarked(now, startedAt, latencyMs);
     // A timeout whose upstream run time is under the no-load latency spent its budget waiting in
     // our queue and reached the upstream with a sliver of it: no evidence of upstream saturation
     // (ours). Counted, a queue that outgrew the deadline would cut the limit that drains it.
@@ -242,9 +295,12 @@ export class LimitControlLoop implements LimitController {
     // Refusals of calls admitted before an overload cut answer the old limit, not the new one: they
     // would close the next window early on a handful of completions and cut again, to about 1.
     const stale = sample ? startedAt < this.sampleFrom : verdict === 'overload' && startedAt < this.overloadFrom;
-    if (!starved && !stale && this.window.record(verdict, latencyMs, inflight, now, startedAt)) {
+    const atMark = observation === this.markObservation;
+    this.window.settledAt = now;
+    if (!starved && !stale && this.window.recordSettle(observation, inflight, atMark)) {
       this.lastLearnedAt = now;
     }
+    if (sample && this.slowStart && !starved && !stale) this.window.recordLog(observation);
     if (sample && (this.slowStart || this.settling > 0)) {
       if (startedAt >= this.roundStartedAt) {
         this.liveSum += latencyMs;
@@ -263,6 +319,15 @@ export class LimitControlLoop implements LimitController {
       if (this.estimate < cap) changed = this.apply(this.clamp(grown < cap ? grown : cap), 'slow-start', now);
     }
     if (now < this.nextCheckAt) return changed;
+    return this.check(now) || changed;
+  }
+
+  /**
+   * The update check, at most once per updateIntervalMs: closes the window if it is ready. Out of
+   * line, so `observe` stays small enough for V8 to inline into the settle: a double passed to a
+   * call it does not inline is boxed, 16 B a call (ADR-0041, the allocation guard).
+   */
+  private check(now: number): boolean {
     this.nextCheckAt = now + this.config.updateIntervalMs;
     const window = this.window;
     // A slow-start round is one round trip; otherwise a window is at least its floor old.
@@ -277,8 +342,14 @@ export class LimitControlLoop implements LimitController {
         : this.baselineWindow !== 'none'
           ? window.ready(now, floorMs, this.tuning.baselineSamples)
           : window.ready(now, floorMs);
-    if (!ready) return changed;
-    return this.closeWindow(now) || changed;
+    return ready ? this.closeWindow(now) : false;
+  }
+
+  /** The settle of a call that marked: its hold after the mark, and the time it was learnt. */
+  private settleMarked(now: number, startedAt: number, latencyMs: number): boolean {
+    this.window.recordHold(now - startedAt - latencyMs);
+    this.lastLearnedAt = now;
+    return false;
   }
 
   setLimit(limit: number, now: number): boolean {

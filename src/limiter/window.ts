@@ -1,3 +1,4 @@
+import type { Observation } from '../core/observation';
 import type { Verdict } from '../core/verdict';
 import { Ewma } from '../stats/ewma';
 import { DEFAULT_MEDIAN_SIZE, MedianFilter } from '../stats/median-filter';
@@ -49,6 +50,8 @@ export class SamplingWindow {
   failures = 0;
   reached = 0;
   peakInflight = 0;
+  /** The clock at the settle `recordSettle` counts (set by the caller just before). */
+  settledAt = 0;
   /** True once a call admitted after the window opened has ended: the window spans a round trip. */
   roundTrip = false;
   private inflightSum = 0;
@@ -72,19 +75,50 @@ export class SamplingWindow {
    * nothing.
    */
   record(verdict: Verdict, latencyMs: number, inflight: number, now: number, startedAt: number): boolean {
+    this.settledAt = now;
+    const observation = { verdict, latencyMs, durationMs: now - startedAt };
+    const counted = this.recordSettle(observation, inflight, false);
+    if (counted) this.recordLog(observation);
+    return counted;
+  }
+
+  /**
+   * Adds a counted sample's log latency (the slow start's exit test reads the round's log mean
+   * and variance). Separate from recordSettle, and given the observation, not a number: the
+   * per-call path must stay within V8's inlining budget (see recordSettle).
+   */
+  recordLog(observation: Observation): void {
+    const latencyMs = observation.latencyMs;
+    if (!(latencyMs > 0) || latencyMs === Infinity) return;
+    const log = Math.log(latencyMs);
+    this.logSum += log;
+    this.logSquares += log * log;
+    this.logCount++;
+  }
+
+  /**
+   * `record` as the control loop calls it, at `settledAt` (set it first): the observation itself
+   * (its `durationMs`, start to settle, or its latency when undefined, gives the start) and the
+   * clock through a field, so no double crosses the call (a double passed to a call V8 does not
+   * inline is boxed: 16 B a call). `atMark`: the sample of a mark,
+   * whose hold is counted at its settle (recordHold).
+   */
+  recordSettle(observation: Observation, inflight: number, atMark: boolean): boolean {
+    const now = this.settledAt;
+    const verdict = observation.verdict;
+    const latencyMs = observation.latencyMs;
+    const durationMs = observation.durationMs;
+    const heldMs = durationMs === undefined ? latencyMs : durationMs;
     switch (verdict) {
       case 'ok':
       case 'answered': {
         if (!(latencyMs >= 0) || latencyMs === Infinity) return false;
+        // Little's law counts the whole hold: a call that did not mark held its permit for its
+        // latency; a marked one's time after the mark is counted at its settle (recordHold).
+        if (!atMark) this.holds++;
         this.latencies.add(latencyMs);
         this.latencySum += latencyMs;
         this.latencySquares += latencyMs * latencyMs;
-        if (latencyMs > 0) {
-          const log = Math.log(latencyMs);
-          this.logSum += log;
-          this.logSquares += log * log;
-          this.logCount++;
-        }
         this.samples++;
         break;
       }
@@ -103,7 +137,7 @@ export class SamplingWindow {
         return false;
     }
     if (this.openedAt !== this.openedAt) this.openedAt = now;
-    else if (startedAt >= this.openedAt) this.roundTrip = true;
+    else if (now - heldMs >= this.openedAt) this.roundTrip = true;
     this.reached++;
     if (inflight > this.peakInflight) this.peakInflight = inflight;
     this.inflightSum += inflight;
