@@ -121,6 +121,8 @@ function runVariant(variant: Variant, seeds: number, jobs: number, dir: string, 
   return JSON.parse(readFileSync(out, 'utf8')) as SweepRun[];
 }
 
+const END_OF_TABLE = '<!-- end of the generated table: what follows is kept -->';
+
 function passedBy(runs: readonly SweepRun[]): Map<string, number> {
   const byScenario = new Map<string, number>();
   for (const r of runs) byScenario.set(r.scenario, (byScenario.get(r.scenario) ?? 0) + (r.passed ? 1 : 0));
@@ -182,7 +184,12 @@ function main(): void {
   }
   const table = `${lines.join('\n')}\n`;
   console.log(table);
-  if (values.out !== undefined) writeFileSync(values.out, table);
+  if (values.out !== undefined) {
+    // The reading below the marker is prose, kept as written.
+    const old = existsSync(values.out) ? readFileSync(values.out, 'utf8') : '';
+    const at = old.indexOf(END_OF_TABLE);
+    writeFileSync(values.out, `# The ablation study\n\n${table}\n${at >= 0 ? old.slice(at) : `${END_OF_TABLE}\n`}`);
+  }
 }
 
 main();
