@@ -167,9 +167,11 @@ describe('retry properties', () => {
           const pipelines = [0, 1].map(() =>
             pipeline(
               retry({ clock, budget, random, maxAttempts: 4 }),
-              // Room for every attempt (the property is the budget's): from the default limit of 1,
-              // a hung first attempt holds the only permit and the granted retry waits out its deadline.
-              limiter({ clock, initialLimit: 20 }),
+              // Room for every attempt (the property is the budget's): an adaptive limiter refuses
+              // some granted retries (from the default limit of 1 a hung first attempt holds the only
+              // permit; an overload answer cuts the limit to what was served), and a refused retry
+              // never starts. A fixed limit of 20 keeps the limiter out of the count.
+              limiter({ clock, algorithm: 'fixed', initialLimit: 20 }),
               timeout({ timeoutMs: 1_000, clock }),
             ),
           );
