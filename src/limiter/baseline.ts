@@ -5,7 +5,8 @@ export type BaselineUpdate = 'none' | 'set' | 'fall' | 'raise';
 
 /**
  * The no-load reference latency (spec §5.3), in the statistic the algorithm compares it with (the
- * window quantile, p90 by default), and the no-load mean beside it (Little's law needs the mean).
+ * window mean for vegas, adr/0048; the window quantile, p90 by default, for gradient2), and the
+ * no-load mean beside it (Little's law needs the mean).
  *
  * - It is measured where it can be: after the slow start (adr/0045) has found a limit near the
  *   upstream's capacity and drained to the concurrency the upstream serves at no load, the first
@@ -18,8 +19,8 @@ export type BaselineUpdate = 'none' | 'set' | 'fall' | 'raise';
  * - It only falls, except when the evidence says it is stale (adr/0047): the latency rule has
  *   halved our in-flight and latency did not follow, while it sits at least `raiseRatio` times
  *   above the baseline (a queue of ours halves with the in-flight that builds it; a slower upstream
- *   does not care); or the limit has sat at its floor for `floorWindows` windows with latency
- *   still above beta (at one call in flight we queue nothing). Then the baseline is re-taken from
+ *   does not care); or the limit has sat at its floor for `raiseWindows` windows with latency
+ *   at least `raiseRatio` times the baseline (at one call in flight we queue nothing). Then the baseline is re-taken from
  *   the current window: the upstream got slower (a deploy, a failover, a latency cliff), and the
  *   loop re-discovers the capacity from there with a new slow start.
  *

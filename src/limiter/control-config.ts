@@ -29,8 +29,8 @@ export interface ControlOptions {
    * The limit before any evidence, where the slow start begins (adr/0045). Default 1, ours: a
    * limiter that knows nothing must not start above the upstream's capacity, or the first
    * latency it sees, its baseline, already holds the queue it built. At one call in flight no
-   * call can queue behind another of ours; the slow start doubles the limit every window from
-   * there (TCP's slow start, RFC 5681), so a capacity of 100 is reached in 7 windows.
+   * call can queue behind another of ours; the slow start doubles the limit every round trip
+   * from there (TCP's slow start, RFC 5681), so a capacity of 100 is reached in 7 round trips.
    */
   initialLimit?: number;
   /**

@@ -17,9 +17,10 @@ export interface ControlTuning {
    */
   readonly startupGain: number;
   /**
-   * A round (one round trip: it ends when a call admitted after it began completes) whose mean
-   * latency exceeds the previous round's by this share, or by `startupNoiseZ` standard errors of
-   * the difference if that is more, has a queue: the slow start ends. RFC 9406 (HyStart++) uses
+   * A round (one round trip: it ends when a call admitted after it began completes) whose mean log
+   * latency exceeds the pooled reference of the earlier rounds that did not rise by this share, or
+   * by `startupNoiseZ` standard errors of the difference if that is more, has a queue: the slow
+   * start ends once the next round confirms it. RFC 9406 (HyStart++) uses
    * 1/8 of the previous round's minimum RTT; API latencies are noisier than network round trips,
    * so the mean (a minimum of a few lognormal samples varies by +-15%) and a noise bound.
    */

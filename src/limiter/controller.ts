@@ -74,7 +74,7 @@ export interface LimitControllerSnapshot {
   readonly maxLimit: number;
   /** The no-load reference latency, once known. */
   readonly baselineMs: number | undefined;
-  /** The smoothed window latency (p90 -> median filter -> EWMA), once known. */
+  /** The smoothed window latency (the window statistic -> median filter -> EWMA), once known; vegas steers on each window's own mean (adr/0048). */
   readonly latencyMs: number | undefined;
   /** True while the slow start runs (adr/0045). */
   readonly slowStart: boolean;
