@@ -52,8 +52,8 @@ export interface DemoUpstream {
   close(): Promise<void>;
 }
 
-/** mulberry32: a tiny seeded PRNG (public domain), enough for jitter. */
-function seeded(seed: number): () => number {
+/** mulberry32: a tiny seeded PRNG (public domain), enough for jitter (and e2e:real's arrivals). */
+export function seeded(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

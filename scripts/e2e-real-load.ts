@@ -15,7 +15,8 @@
 import type { IncomingMessage } from 'node:http';
 import { Agent, get } from 'node:http';
 import { isLimitExceededError, isTimeoutError, type Limiter } from '../src/index';
-import { type CallRecord, exponentialGapMs, type Outcome, type Sample, seeded } from './e2e-real-metrics';
+import { seeded } from '../demo/upstream';
+import { type CallRecord, exponentialGapMs, type Outcome, type Sample } from './e2e-real-metrics';
 
 /** One upstream call; resolves when the upstream answered successfully, rejects otherwise. */
 export interface Target {

@@ -258,18 +258,6 @@ export function replaceBlock(text: string, name: string, body: string): string {
   return `${text.slice(0, start + open.length)}\n${body}\n${text.slice(end)}`;
 }
 
-/** mulberry32: a tiny seeded PRNG (public domain), for the open-loop arrival times. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Poisson arrivals: exponential gaps of mean 1/rate seconds, drawn from `random`. */
 export function exponentialGapMs(random: () => number, ratePerSecond: number): number {
   return (-Math.log(1 - random()) / ratePerSecond) * 1_000;
