@@ -1,4 +1,5 @@
 import { limiterWithTuning, type Limiter, type LimiterOptions } from '../../src/limiter/limiter';
+import type { Clock } from '../../src/core/clock';
 import { atLeast, atMost, holds, type Criterion } from '../engine/criteria';
 import type { Phase, PhaseMetrics, Series } from '../engine/metrics';
 import { formatSeed } from '../engine/random';
@@ -16,8 +17,29 @@ export type Algorithm = 'vegas' | 'gradient2' | 'aimd';
  * study changes it).
  */
 export function simLimiter(tools: WorldTools, label: number, options: LimiterOptions): Limiter {
-  return limiterWithTuning({ ...options, clock: tools.clock, random: tools.random(label) }, simTuning());
+  return limiterWithTuning({ ...options, clock: skewedClock(tools, label), random: tools.random(label) }, simTuning());
 }
+
+/**
+ * The skew of a client's wall clock (ours): each client is its own process on its own host, and
+ * the re-measures (adr/0088) are aligned on wall-clock time, which NTP keeps within a few
+ * milliseconds in one datacenter and within tens across the internet. Uniform in +-CLOCK_SKEW_MS.
+ */
+export const CLOCK_SKEW_MS = 50;
+
+/** The simulator's clock as one client's host reads it: the same time, its own epoch offset. */
+function skewedClock(tools: WorldTools, label: number): Clock {
+  const sim = tools.clock;
+  // A stream of its own (label offset by SKEW_STREAM), so the limiter's own stream is unchanged.
+  const skew = (2 * tools.random(SKEW_STREAM + label)() - 1) * CLOCK_SKEW_MS;
+  return {
+    now: () => sim.now(),
+    setTimer: (callback, delayMs) => sim.setTimer(callback, delayMs),
+    clearTimer: (handle) => sim.clearTimer(handle),
+    epochOffsetMs: skew,
+  };
+}
+const SKEW_STREAM = 1_000_000;
 
 /**
  * The caller's deadline on the user path. Ours: the real-server tests' 2 s, about 100x the 20 ms

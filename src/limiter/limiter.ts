@@ -129,9 +129,10 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   constructor(options?: LimiterOptions, internal?: { controller?: LimitController; tuning?: ControlTuning }) {
     const o = optionsObject<LimiterOptions>('limiter', options);
     knownOptions('limiter', o, LIMITER_OPTION_NAMES);
-    const controller =
-      internal?.controller ?? createLimitController(resolveControlConfig(o, 'limiter'), internal?.tuning);
     const clock = resolveClock(o.clock, 'limiter');
+    const controller =
+      internal?.controller ??
+      createLimitController(resolveControlConfig(o, 'limiter'), internal?.tuning, clock.epochOffsetMs);
     const queueing = resolveQueueing(o.queueing);
     const queueOrder = choiceOption<QueueOrder>(
       'limiter',

@@ -40,6 +40,7 @@ describe('the control loop: shape', () => {
       baselineMs: undefined,
       latencyMs: undefined,
       slowStart: true,
+      remeasuring: false,
       windows: 0,
       baselineRaises: 0,
       lastChange: undefined,
