@@ -1,8 +1,11 @@
 /**
  * Per-key memory of a KeyRegistry (spec §9.4: one limiter per key, each with a quantile estimator
  * and a correlation window, must stay small enough that the 1 000-key cap is not a memory
- * problem; target <= 2 KB per key, <= 2 MB for 1 000 keys). Uses resilix as users do: through its
- * public entry, src/index.ts (issue 19).
+ * problem; target <= 2 KB per key, <= 2 MB for 1 000 keys). Uses resilix as users get it: through
+ * its public entry (issue 19), built by tsup with the production settings (bench/resilix.ts).
+ * Imported straight from src/ under tsx, every closure made per key also carried an own `name`
+ * property (tsx transpiles with esbuild's keepNames): 512 bytes per limiter no build has.
+ * FROM_SRC=1 measures src/ under tsx anyway.
  *
  *   node --expose-gc --import tsx scripts/measure-key-memory.ts            (about 5 minutes)
  *   RUNS=3 COUNTS=1000 node --expose-gc --import tsx scripts/measure-key-memory.ts   (about 20 s)
@@ -23,17 +26,11 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { census, censusTable } from '../bench/heap-census';
-import {
-  breaker,
-  bulkhead,
-  KeyRegistry,
-  limiter,
-  originKey,
-  pipeline,
-  timeout,
-  type Clock,
-  type Executor,
-} from '../src/index';
+import { loadResilix } from '../bench/resilix';
+import type { Clock, Executor, KeyRegistry as Registry } from '../src/index';
+
+const resilix = process.env.FROM_SRC === '1' ? await import('../src/index') : (await loadResilix('src')).module;
+const { breaker, bulkhead, KeyRegistry, limiter, originKey, pipeline, timeout } = resilix;
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const COUNTS = (process.env.COUNTS ?? '1000,10000').split(',').map(Number);
@@ -115,7 +112,7 @@ async function filledRegistry(config: Config, count: number, warmed: boolean, cl
 
 async function measureOnce(config: Config, count: number, warmed: boolean): Promise<number> {
   const before = retainedBytes();
-  let registry: KeyRegistry | undefined = await filledRegistry(config, count, warmed, new VirtualClock());
+  let registry: Registry | undefined = await filledRegistry(config, count, warmed, new VirtualClock());
   const after = retainedBytes();
   if (registry.size !== count) throw new Error('unreachable');
   registry = undefined;

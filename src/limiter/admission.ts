@@ -56,9 +56,14 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   protected readonly controller: LimitController;
   protected readonly queueing: QueueingConfig | undefined;
   private readonly random: () => number;
-  private readonly queue: WaitQueue<Waiter>;
-  /** Waiters handed a slot that have not claimed it yet (normally empty within a microtask). */
-  private readonly handed = new WaitQueue<Waiter>('fifo');
+  private readonly order: QueueOrder;
+  /**
+   * The waiting line and the waiters handed a slot that have not claimed it yet (normally empty
+   * within a microtask). Both are made when the first call queues (ADR-0029): a limiter whose
+   * calls never wait, as most keys of a KeyRegistry, holds neither (104 bytes a limiter).
+   */
+  private queue: WaitQueue<Waiter> | undefined = undefined;
+  private handed: WaitQueue<Waiter> | undefined = undefined;
   /** The controller's limit, re-read after every observe and resize. */
   private limitNow: number;
   private inflightCount = 0;
@@ -83,7 +88,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     this.controller = config.controller;
     this.queueing = config.queueing;
     this.random = config.random;
-    this.queue = new WaitQueue<Waiter>(config.queueOrder);
+    this.order = config.queueOrder;
     this.limitNow = config.controller.limit;
   }
 
@@ -99,12 +104,12 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
 
   /** Calls waiting for a slot now. */
   get queued(): number {
-    return this.queue.size;
+    return this.queue === undefined ? 0 : this.queue.size;
   }
 
   /** Which waiter a freed slot goes to. */
   get queueOrder(): QueueOrder {
-    return this.queue.order;
+    return this.order;
   }
 
   /**
@@ -115,7 +120,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
    * reused (adr/0041-pooled-permits.md).
    */
   tryAcquire(): Permit | undefined {
-    if (this.inflightCount >= this.limitNow || this.queue.size !== 0) return undefined;
+    if (this.inflightCount >= this.limitNow || (this.queue !== undefined && this.queue.size !== 0)) return undefined;
     return this.takePermit();
   }
 
@@ -130,7 +135,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     let permit = this.tryAcquire();
     if (permit !== undefined) return Promise.resolve(permit);
     const now = this.clock.now();
-    if (this.handed.size !== 0 || this.queue.size !== 0) {
+    if (this.queue !== undefined && (this.handed!.size !== 0 || this.queue.size !== 0)) {
       // The slow path has the clock: reclaim what the dead left behind before judging the queue.
       this.afterSlotChange(now);
       permit = this.tryAcquire();
@@ -141,7 +146,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       this.queueTimeouts++;
       return Promise.reject(new TimeoutError({ timeoutMs: budgetMs, queued: true }));
     }
-    if (mustShed(this.queueing, this.limitNow, this.inflightCount + this.queue.size, this.random)) {
+    if (mustShed(this.queueing, this.limitNow, this.inflightCount + this.queued, this.random)) {
       this.shedCount++;
       return Promise.reject(this.limitExceeded(now));
     }
@@ -150,7 +155,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       waiter.resolve = resolve;
       waiter.reject = reject;
     });
-    this.queue.push(waiter);
+    this.waitingLine().push(waiter);
     try {
       arm(this.clock, waiter, now);
       signal?.addEventListener('abort', waiter.onAbort);
@@ -215,7 +220,8 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     // observe throws, the slot is already free and the next settle, arrival or heartbeat serves it.
     this.controller.observe(observation, now, inflight, permit.marked);
     this.limitNow = this.controller.limit;
-    if (this.queue.size !== 0 || this.handed.size !== 0) this.afterSlotChange(now);
+    const queue = this.queue;
+    if (queue !== undefined && (queue.size !== 0 || this.handed!.size !== 0)) this.afterSlotChange(now);
     permit.marked = false;
     // Pooled only now: a waiter served by this settle never gets the object its caller still
     // holds, so settling twice in a row stays a no-op.
@@ -233,13 +239,13 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     const now = at === undefined ? this.clock.now() : at;
     controller.observeMark(latencyMs, now, this.inflightCount);
     this.limitNow = controller.limit;
-    if (this.queue.size !== 0) this.afterSlotChange(now);
+    if (this.queue !== undefined && this.queue.size !== 0) this.afterSlotChange(now);
   }
 
   /** @internal */
   claim(waiter: Waiter): Permit {
     if (waiter.state !== HANDED) throw waiter.failure;
-    this.handed.remove(waiter);
+    this.handed!.remove(waiter);
     waiter.state = CLAIMED;
     disarm(this.clock, waiter);
     const permit = waiter.permit!;
@@ -266,13 +272,13 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       }
       // A live waiter's beat also reclaims slots handed to waiters that are gone, and serves a
       // slot left free (a settle whose observe threw), so the queue heals with no settle to help.
-      if (this.handed.size !== 0 || this.inflightCount < this.limitNow) this.afterSlotChange(now);
+      if (this.handed!.size !== 0 || this.inflightCount < this.limitNow) this.afterSlotChange(now);
       return;
     }
     const error = new TimeoutError({ timeoutMs: waiter.budgetMs, queued: true });
     this.queueTimeouts++;
     if (waiter.state === QUEUED) {
-      this.queue.remove(waiter);
+      this.queue!.remove(waiter);
       this.leave(waiter, error);
     } else {
       this.takeBack(waiter, error);
@@ -292,7 +298,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       reason = error;
     }
     if (waiter.state === QUEUED) {
-      this.queue.remove(waiter);
+      this.queue!.remove(waiter);
       this.queueAborts++;
       this.leave(waiter, reason);
     } else if (waiter.state === HANDED) {
@@ -314,6 +320,15 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     };
   }
 
+  /** The waiting line, made with the handed list when the first call queues. */
+  private waitingLine(): WaitQueue<Waiter> {
+    if (this.queue === undefined) {
+      this.queue = new WaitQueue<Waiter>(this.order);
+      this.handed = new WaitQueue<Waiter>('fifo');
+    }
+    return this.queue;
+  }
+
   private takePermit(): PooledPermit {
     let permit = this.freePermits;
     if (permit === undefined) permit = new PooledPermit(this);
@@ -330,8 +345,9 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
    */
   private afterSlotChange(now: number): void {
     this.limitNow = this.controller.limit;
-    if (this.handed.size !== 0) this.takeBackExpiredHandoffs(now);
     const queue = this.queue;
+    if (queue === undefined) return;
+    if (this.handed!.size !== 0) this.takeBackExpiredHandoffs(now);
     if (queue.size === 0) return;
     // In LIFO order the oldest waiters are served last; sweep the dead ones so they do not hold
     // places (and push later arrivals into the rejection zone) until their lost timers would fire.
@@ -369,7 +385,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   private handOff(waiter: Waiter): void {
     waiter.permit = this.takePermit();
     waiter.state = HANDED;
-    this.handed.push(waiter);
+    this.handed!.push(waiter);
     waiter.resolve();
   }
 
@@ -379,9 +395,10 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
    * a cancelled request, so settles and the slow path do it lazily.
    */
   private takeBackExpiredHandoffs(now: number): void {
-    let waiter = this.handed.peekOldest();
+    const handed = this.handed!;
+    let waiter = handed.peekOldest();
     while (waiter !== undefined) {
-      const next = this.handed.after(waiter);
+      const next = handed.after(waiter);
       if (isGone(waiter, now)) this.takeBack(waiter, this.goneReason(waiter, now));
       waiter = next;
     }
@@ -389,7 +406,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
 
   /** Returns a handed, unclaimed slot; the waiter's claim will throw `failure`. No observation. */
   private takeBack(waiter: Waiter, failure: unknown): void {
-    this.handed.remove(waiter);
+    this.handed!.remove(waiter);
     waiter.state = LEFT;
     waiter.failure = failure;
     disarm(this.clock, waiter);
@@ -415,7 +432,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   /** Takes a waiter out, wherever it is (queued, or handed a slot), failing it with `error`. */
   private abandon(waiter: Waiter, error: unknown): void {
     if (waiter.state === QUEUED) {
-      this.queue.remove(waiter);
+      this.queue!.remove(waiter);
       this.leave(waiter, error);
     } else if (waiter.state === HANDED) {
       this.takeBack(waiter, error);
@@ -456,7 +473,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       if (!(elapsed > 0) || elapsed === Infinity || counted <= 0) return undefined;
       ratePerMs = counted / elapsed;
     }
-    const ahead = Math.max(1, this.inflightCount + this.queue.size - this.limitNow + 1);
+    const ahead = Math.max(1, this.inflightCount + this.queued - this.limitNow + 1);
     return retryHintMs(ahead, ratePerMs);
   }
 
@@ -464,7 +481,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     const retryAfterMs = this.retryAfterMs(now);
     const hint = retryAfterMs === undefined ? '' : `; retry in about ${retryAfterMs} ms`;
     return new LimitExceededError(
-      `resilix: the limiter shed the call (${this.inflightCount} running and ${this.queue.size} waiting ` +
+      `resilix: the limiter shed the call (${this.inflightCount} running and ${this.queued} waiting ` +
         `against a limit of ${this.limitNow})${hint}`,
       { retryAfterMs },
     );

@@ -4,6 +4,8 @@ import { Ewma } from '../stats/ewma';
 import { DEFAULT_MEDIAN_SIZE, MedianFilter } from '../stats/median-filter';
 import { WindowQuantile } from '../stats/window-quantile';
 import type { WindowSummary } from './algorithms/algorithm';
+import { CONTROL_DEFAULTS } from './control-config';
+import { DEFAULT_TUNING } from './control-tuning';
 
 /** How a `failure` verdict teaches the limiter (adr/0030-failure-verdict.md). */
 export type FailureHandling = 'hold' | 'ignore' | 'overload';
@@ -20,6 +22,42 @@ export interface WindowRules {
   readonly failure: FailureHandling;
   /** A window whose answers are at least this share `overload` may close before its floor (adr/0046). */
   readonly overloadCloseShare: number;
+}
+
+/** The rules a window keeps: only its own six fields, frozen, of one shape (see `keptRules`). */
+function copyRules(r: WindowRules): WindowRules {
+  return Object.freeze({
+    quantile: r.quantile,
+    minSamples: r.minSamples,
+    minWindowMs: r.minWindowMs,
+    maxWindowMs: r.maxWindowMs,
+    failure: r.failure,
+    overloadCloseShare: r.overloadCloseShare,
+  });
+}
+
+/** The rules of a limiter with the default options and tuning, shared by every such window. */
+const DEFAULT_RULES: WindowRules = /* @__PURE__ */ copyRules({
+  ...CONTROL_DEFAULTS,
+  overloadCloseShare: DEFAULT_TUNING.overloadCloseShare,
+});
+
+/**
+ * What a window holds of the rules it is given: the shared default rules when they are equal, else
+ * a copy of its six fields. The control loop hands over its whole config with the tuning's share
+ * added (17 fields, their number boxes and a property array, about 0.3 KB), which a window kept
+ * for its life in every key of a KeyRegistry (ADR-0029).
+ */
+function keptRules(r: WindowRules): WindowRules {
+  const d = DEFAULT_RULES;
+  const same =
+    r.quantile === d.quantile &&
+    r.minSamples === d.minSamples &&
+    r.minWindowMs === d.minWindowMs &&
+    r.maxWindowMs === d.maxWindowMs &&
+    r.failure === d.failure &&
+    r.overloadCloseShare === d.overloadCloseShare;
+  return same ? d : copyRules(r);
 }
 
 /** Answers a window needs before an overload majority may close it early (adr/0046). Ours. */
@@ -66,7 +104,7 @@ export class SamplingWindow {
   private readonly rules: WindowRules;
 
   constructor(rules: WindowRules) {
-    this.rules = rules;
+    this.rules = keptRules(rules);
     this.latencies = new WindowQuantile({ quantile: rules.quantile });
   }
 

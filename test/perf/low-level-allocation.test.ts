@@ -50,10 +50,12 @@ describe('the limiter low-level path, tryAcquire() + permit.settle(), over 10^5 
     expect(bytesPerCall('frozen')).toBeLessThan(NOTHING_PER_CALL);
   });
 
-  // Known regression of v0.4 (issue 16's 0 B goal missed, docs/benchmarks.md): with fractional
-  // numbers the control loop's per-call path boxes one number (16 B) in the built bundle; from src/
-  // (npx tsx bench/allocation-guard.ts --case fractional) it is 0 B in most processes. The bound is
-  // one boxed number, so any further allocation still fails here.
+  // Known regression of v0.4 (issue 16's 0 B goal missed, docs/benchmarks.md, adr/0087): with
+  // fractional numbers the settle passes the control loop's `observe` the time as a boxed number
+  // (16 B) whenever V8 optimized `observe` on its own first, which leaves it too big to inline; in
+  // some processes it does not, and reads 0. The fix is the time in a field (the control loop's
+  // files; measured at 0 B on a copy). The bound is one boxed number, so any further allocation
+  // still fails here.
   it('allocates at most one boxed number per call with a fractional clock reading and a fractional latency', () => {
     expect(report.cases.fractional.windows).toBe(0);
     expect(bytesPerCall('fractional')).toBeLessThan(16 + NOTHING_PER_CALL);
@@ -67,7 +69,8 @@ describe('the limiter low-level path, tryAcquire() + permit.settle(), over 10^5 
   });
 
   // Known regression of v0.4, as above: a fractional clock moving 1 ms per reading boxes one
-  // number per call (16.8 B measured), also with window closes disabled.
+  // number per call (16.8 B measured): `observe`'s two rare calls that take the time make V8 box it
+  // before the branches, on every call (adr/0087; 0.97 B on the copy with the time in a field).
   it('allocates at most one boxed number and 4 bytes per call closing windows with fractional numbers', () => {
     expect(report.cases['fractional-stepping'].windows).toBeGreaterThan(0);
     expect(bytesPerCall('fractional-stepping')).toBeLessThan(16 + 4);

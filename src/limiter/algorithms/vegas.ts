@@ -71,51 +71,84 @@ export function queueEstimate(
  * chance. The loop handles the reduce signals and the slow start.
  */
 export function createVegas(settings: VegasSettings): LimitAlgorithm {
-  const { alpha: alphaOf, beta: betaOf, excessQueueGain, noQueueJump, maxTailRatio, minBaselineMs, stepCap } = settings;
-  return {
-    name: 'vegas',
-    latencyDriven: true,
-    step(estimate: number, window: Readonly<WindowSummary>, decision: Decision): void {
-      if (!hasLatencySignal(window)) {
-        decide(estimate, 'warming-up', decision);
-        return;
-      }
-      const alpha = alphaOf(estimate);
-      const beta = betaOf(estimate);
-      if (!(alpha >= 0 && beta >= alpha && beta < Infinity)) {
-        decide(estimate, 'invalid-band', decision);
-        return;
-      }
-      const log = vegasLog(estimate);
-      const step = stepCap > 0 ? (alpha < log ? alpha : log) : log;
-      const ratio = window.tailRatio;
-      const tail = ratio > 1 ? (ratio < maxTailRatio ? ratio : maxTailRatio) : 1;
-      const queueUse = queueEstimate(
-        estimate,
-        window.baselineMs,
-        window.latencyMs,
-        tail,
-        window.quantileNoise,
-        minBaselineMs,
-      );
-      if (queueUse <= alpha / 3) {
-        // Netflix grows by beta here; we grow by at least one step and at most double (ours): at
-        // L = 1 a fixed 6 would multiply the limit by 7 in one window.
-        const jump = noQueueJump && beta > step ? beta : step;
-        decide(estimate + (jump < estimate ? jump : estimate), 'no-queue', decision);
-        return;
-      }
-      if (queueUse < alpha) {
-        decide(estimate + step, 'queue-below-alpha', decision);
-        return;
-      }
-      if (queueUse > beta) {
-        // queueUse <= L, so the proportional cut stays under L / 2 for a gain of 0.5.
-        const proportional = excessQueueGain * (queueUse - beta);
-        decide(estimate - (proportional > step ? proportional : step), 'queue-above-beta', decision);
-        return;
-      }
-      decide(estimate, 'queue-within-band', decision);
-    },
-  };
+  return new Vegas(settings);
+}
+
+/**
+ * The settings live in the instance's own fields and `step` on the prototype: one object per
+ * limiter, where a closure over the settings cost an object, the closure and its context (about
+ * 130 bytes more per KeyRegistry key; ADR-0029).
+ */
+class Vegas implements LimitAlgorithm {
+  private readonly alphaOf: BandFunction;
+  private readonly betaOf: BandFunction;
+  private readonly excessQueueGain: number;
+  private readonly noQueueJump: boolean;
+  private readonly maxTailRatio: number;
+  private readonly minBaselineMs: number;
+  private readonly stepCap: number;
+
+  constructor(settings: VegasSettings) {
+    this.alphaOf = settings.alpha;
+    this.betaOf = settings.beta;
+    this.excessQueueGain = settings.excessQueueGain;
+    this.noQueueJump = settings.noQueueJump;
+    this.maxTailRatio = settings.maxTailRatio;
+    this.minBaselineMs = settings.minBaselineMs;
+    this.stepCap = settings.stepCap;
+  }
+
+  get name(): 'vegas' {
+    return 'vegas';
+  }
+
+  get latencyDriven(): boolean {
+    return true;
+  }
+
+  step(estimate: number, window: Readonly<WindowSummary>, decision: Decision): void {
+    if (!hasLatencySignal(window)) {
+      decide(estimate, 'warming-up', decision);
+      return;
+    }
+    // Called as plain functions, as a user's band expects (no `this`).
+    const alphaOf = this.alphaOf;
+    const betaOf = this.betaOf;
+    const alpha = alphaOf(estimate);
+    const beta = betaOf(estimate);
+    if (!(alpha >= 0 && beta >= alpha && beta < Infinity)) {
+      decide(estimate, 'invalid-band', decision);
+      return;
+    }
+    const log = vegasLog(estimate);
+    const step = this.stepCap > 0 ? (alpha < log ? alpha : log) : log;
+    const ratio = window.tailRatio;
+    const tail = ratio > 1 ? (ratio < this.maxTailRatio ? ratio : this.maxTailRatio) : 1;
+    const queueUse = queueEstimate(
+      estimate,
+      window.baselineMs,
+      window.latencyMs,
+      tail,
+      window.quantileNoise,
+      this.minBaselineMs,
+    );
+    if (queueUse <= alpha / 3) {
+      // Netflix grows by beta here; we grow by at least one step and at most double (ours): at
+      // L = 1 a fixed 6 would multiply the limit by 7 in one window.
+      const jump = this.noQueueJump && beta > step ? beta : step;
+      decide(estimate + (jump < estimate ? jump : estimate), 'no-queue', decision);
+      return;
+    }
+    if (queueUse < alpha) {
+      decide(estimate + step, 'queue-below-alpha', decision);
+      return;
+    }
+    if (queueUse > beta) {
+      // queueUse <= L, so the proportional cut stays under L / 2 for a gain of 0.5.
+      const proportional = this.excessQueueGain * (queueUse - beta);
+      decide(estimate - (proportional > step ? proportional : step), 'queue-above-beta', decision);
+      return;
+    }
+    decide(estimate, 'queue-within-band', decision);
+  }
 }
