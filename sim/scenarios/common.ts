@@ -215,12 +215,22 @@ export function settleTime(
   let lastOutside = -1;
   for (let i = start; i < end; i++) {
     const v = values[i]!;
-    if (!(v >= low && v <= high)) lastOutside = i;
+    // A NaN sample is left out (see steeringLimit): neither inside the band nor outside it.
+    if (v === v && !(v >= low && v <= high)) lastOutside = i;
   }
   if (lastOutside === end - 1) return NaN;
   // Settled at the first sample after the last excursion (or at the phase's first sample).
   const settledAt = lastOutside < start ? series.tMs[start]! : series.tMs[lastOutside + 1]!;
   return settledAt - fromMs;
+}
+
+/**
+ * The limit series as the steering set it: NaN where a client was re-measuring (adr/0088), which
+ * holds the limit at half on purpose for a round trip and a window; settling and oscillation
+ * criteria judge the steering, and the re-measures' cost shows in the goodput criteria.
+ */
+export function steeringLimit(series: Series): number[] {
+  return series.limit.map((v, i) => (series.remeasuring[i]! > 0 ? Number.NaN : v));
 }
 
 /** The first time at or after `fromMs` when the measure satisfied `test`, in ms after `fromMs`; NaN if never. */

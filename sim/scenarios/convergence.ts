@@ -10,6 +10,7 @@ import {
   resultOf,
   serviceFor,
   settleTime,
+  steeringLimit,
   stats,
   type AdmissionPath,
   type Algorithm,
@@ -86,7 +87,7 @@ export function convergence(
       const settled = stats(series.limit, series, settledFrom, endMs);
       // The swing is the steering's: the re-measures (adr/0088) hold the limit low on purpose for
       // a round trip and a window, and are reported beside it (their share of the time), not in it.
-      const steering = series.limit.map((v, i) => (series.remeasuring[i]! > 0 ? Number.NaN : v));
+      const steering = steeringLimit(series);
       const steered = stats(steering, series, settledFrom, endMs);
       const swing = Math.max(steered.max / settled.mean - 1, 1 - steered.min / settled.mean);
       const remeasureShare = stats(
@@ -95,7 +96,7 @@ export function convergence(
         settledFrom,
         endMs,
       ).mean;
-      const convergedAfterMs = settleTime(series.limit, series, 0, endMs, 0.8 * capacity, 1.2 * capacity);
+      const convergedAfterMs = settleTime(steeringLimit(series), series, 0, endMs, 0.8 * capacity, 1.2 * capacity);
       const criteria = [
         within(
           `settled limit (mean of last 25%) vs capacity ${capacity}`,

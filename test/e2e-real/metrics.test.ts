@@ -16,11 +16,12 @@ import {
  * sockets are in the script; what its figures mean is pinned here, with exact numbers.
  */
 
-const sample = (tMs: number, limit: number, upstreamInflight = 0): Sample => ({
+const sample = (tMs: number, limit: number, upstreamInflight = 0, remeasuring = false): Sample => ({
   tMs,
   limit,
   upstreamInflight,
   queued: 0,
+  remeasuring,
 });
 
 describe('quantile', () => {
@@ -176,12 +177,13 @@ describe('the criteria of a run of the defaults', () => {
     goodput,
     upstream: { p50: p90, p90, p99: p90 },
     limit: { median, p10: median, p90: median, mean: median },
+    steeringLimit: { median, p10: median, p90: median, mean: median },
   });
 
   it('meets each bound at its edge: 0.9 x best goodput, 2 x no-load p90, 0.7 and 2 x knee', () => {
     const atEdges = runCriteria('s', 'r', figures(180, 50, 3.5), knee, 25);
-    expect(atEdges.map((c) => c.pass)).toEqual([true, true, true]);
-    expect(runCriteria('s', 'r', figures(200, 20, 10), knee, 25).map((c) => c.pass)).toEqual([true, true, true]);
+    expect(atEdges.map((c) => c.pass)).toEqual([true, true, true, true]);
+    expect(runCriteria('s', 'r', figures(200, 20, 10), knee, 25).map((c) => c.pass)).toEqual([true, true, true, true]);
   });
 
   it('fails each bound just past its edge', () => {
@@ -189,12 +191,14 @@ describe('the criteria of a run of the defaults', () => {
       false,
       false,
       false,
+      true,
     ]);
     expect(runCriteria('s', 'r', figures(200, 20, 10.1), knee, 25)[2]!.pass).toBe(false);
   });
 
   it('fails every bound on a run that measured nothing (NaN passes no comparison)', () => {
     expect(runCriteria('s', 'r', figuresOf([], [], 0, 1_000), knee, 25).map((c) => c.pass)).toEqual([
+      false,
       false,
       false,
       false,
@@ -208,6 +212,42 @@ describe('the criteria of a run of the defaults', () => {
     expect(p90!.measured).toBe('124.0 ms (4.77 x no-load)');
     expect(p90!.bound).toBe('<= 52.0 ms (2 x no-load p90 26.0 ms)');
     expect(limit!.bound).toBe('in [3.5, 10.0] (0.7-2 x knee 5)');
+  });
+});
+
+describe('the limit swing (issue 20 item 4)', () => {
+  const knee = { knee: 5, bestGoodput: 200, bestCap: 8 };
+  const swing = (p10: number, median: number, p90: number) =>
+    runCriteria(
+      's',
+      'r',
+      {
+        ...figuresOf([], [], 0, 1_000),
+        steeringLimit: { median, p10, p90, mean: median },
+      },
+      knee,
+      25,
+    )[3]!;
+
+  it('holds the p10 and p90 within +-20% of the median', () => {
+    expect(swing(8, 10, 12).pass).toBe(true);
+    expect(swing(7.9, 10, 12).pass).toBe(false);
+    expect(swing(8, 10, 12.1).pass).toBe(false);
+    expect(swing(8, 10, 12).measured).toMatch(/^20% \(p10 8.0, median 10.0, p90 12.0; re-measuring 0% of the time\)$/);
+  });
+
+  it('is never tighter than one call: the limit is an integer', () => {
+    expect(swing(2, 3, 4).pass).toBe(true);
+    expect(swing(2, 3, 4).bound).toBe('<= 33% (+-20% of the median, at least one call)');
+    expect(swing(1, 3, 4).pass).toBe(false);
+  });
+
+  it('leaves out the samples taken during a re-measure (adr/0088), and reports their share', () => {
+    const samples = [sample(0, 10), sample(100, 10), sample(200, 5, 0, true), sample(300, 10)];
+    const f = figuresOf([], samples, 0, 1_000);
+    expect(f.limit.p10).toBe(5);
+    expect(f.steeringLimit).toMatchObject({ p10: 10, median: 10, p90: 10 });
+    expect(f.remeasureShare).toBe(0.25);
   });
 });
 
