@@ -17,7 +17,7 @@ export type Algorithm = 'vegas' | 'gradient2' | 'aimd';
  * study changes it).
  */
 export function simLimiter(tools: WorldTools, label: number, options: LimiterOptions): Limiter {
-  return limiterWithTuning({ ...options, clock: skewedClock(tools, label), random: tools.random(label) }, simTuning());
+  return limiterWithTuning({ ...options, clock: clientClock(tools, label), random: tools.random(label) }, simTuning());
 }
 
 /**
@@ -27,18 +27,33 @@ export function simLimiter(tools: WorldTools, label: number, options: LimiterOpt
  */
 export const CLOCK_SKEW_MS = 50;
 
-/** The simulator's clock as one client's host reads it: the same time, its own epoch offset. */
-function skewedClock(tools: WorldTools, label: number): Clock {
-  const sim = tools.clock;
-  // A stream of its own (label offset by SKEW_STREAM), so the limiter's own stream is unchanged.
-  const skew = (2 * tools.random(SKEW_STREAM + label)() - 1) * CLOCK_SKEW_MS;
-  return {
-    now: () => sim.now(),
-    setTimer: (callback, delayMs) => sim.setTimer(callback, delayMs),
-    clearTimer: (handle) => sim.clearTimer(handle),
-    epochOffsetMs: skew,
-  };
+/**
+ * The simulator's clock as one client's host reads it: the same time, its own epoch offset. One
+ * object per client (a pipeline's policies must share their clock): pass it to every policy of
+ * that client.
+ */
+export function clientClock(tools: WorldTools, label: number): Clock {
+  let clocks = clientClocks.get(tools);
+  if (clocks === undefined) {
+    clocks = new Map();
+    clientClocks.set(tools, clocks);
+  }
+  let clock = clocks.get(label);
+  if (clock === undefined) {
+    const sim = tools.clock;
+    // A stream of its own (label offset by SKEW_STREAM), so the limiter's own stream is unchanged.
+    const skew = (2 * tools.random(SKEW_STREAM + label)() - 1) * CLOCK_SKEW_MS;
+    clock = {
+      now: () => sim.now(),
+      setTimer: (callback, delayMs) => sim.setTimer(callback, delayMs),
+      clearTimer: (handle) => sim.clearTimer(handle),
+      epochOffsetMs: skew,
+    };
+    clocks.set(label, clock);
+  }
+  return clock;
 }
+const clientClocks = new WeakMap<WorldTools, Map<number, Clock>>();
 const SKEW_STREAM = 1_000_000;
 
 /**

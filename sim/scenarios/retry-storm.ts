@@ -7,7 +7,7 @@ import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { lognormal } from '../models/distributions';
 import { PoissonArrivals } from '../models/load';
 import { World, type WorldOptions } from '../models/world';
-import { steeringLimit, phase, phasesOf, resultOf, settleTime, simLimiter, stats } from './common';
+import { steeringLimit, phase, phasesOf, resultOf, settleTime, clientClock, simLimiter, stats } from './common';
 
 /**
  * Retry storm (issue 18): an upstream whose capacity halves for 60 s, and clients that retry every
@@ -100,9 +100,9 @@ export function retryStorm(seed = 0x5eed0012): Scenario {
         upstream,
         rate,
         (tools) => {
-          resilixRetry = retry({ clock: tools.clock, random: tools.random(1), maxAttempts: ATTEMPTS });
+          resilixRetry = retry({ clock: clientClock(tools, 0), random: tools.random(1), maxAttempts: ATTEMPTS });
           const l = simLimiter(tools, 0, {});
-          const t = timeout({ timeoutMs: ATTEMPT_MS, clock: tools.clock });
+          const t = timeout({ timeoutMs: ATTEMPT_MS, clock: clientClock(tools, 0) });
           return [{ executor: pipeline(resilixRetry, l, t), limiter: l, timeoutMs: CALL_MS }];
         },
         () => resilixRetry,
