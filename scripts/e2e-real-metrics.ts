@@ -108,7 +108,8 @@ export function reconvergenceMs(
   lo: number,
   hi: number,
 ): number | undefined {
-  const phase = samples.filter((s) => s.tMs >= changeMs && s.tMs < endMs);
+  // Samples during a re-measure (adr/0088) are left out: the limit is held at half on purpose.
+  const phase = samples.filter((s) => s.tMs >= changeMs && s.tMs < endMs && !s.remeasuring);
   if (phase.length === 0) return undefined;
   let lastOutside = -1;
   for (let i = 0; i < phase.length; i++) {

@@ -215,6 +215,15 @@ describe('the criteria of a run of the defaults', () => {
   });
 });
 
+describe('re-convergence leaves the re-measures out', () => {
+  it('does not count a re-measure dip after the limit settled as leaving the band', () => {
+    const samples = [sample(0, 2), sample(100, 5), sample(200, 5), sample(300, 2, 0, true), sample(400, 5)];
+    expect(reconvergenceMs(samples, 0, 1_000, 4, 6)).toBe(100);
+    const counted = samples.map((s) => ({ ...s, remeasuring: false }));
+    expect(reconvergenceMs(counted, 0, 1_000, 4, 6)).toBe(400);
+  });
+});
+
 describe('the limit swing (issue 20 item 4)', () => {
   const knee = { knee: 5, bestGoodput: 200, bestCap: 8 };
   const swing = (p10: number, median: number, p90: number) =>
