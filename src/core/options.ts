@@ -8,7 +8,10 @@ export interface NumberRule {
   min?: number;
   /** The value must be strictly greater than this. */
   above?: number;
+  /** Largest allowed value (inclusive unless `below` is set). */
   max?: number;
+  /** The value must be strictly less than this. */
+  below?: number;
   integer?: boolean;
   /** Allow +Infinity (for "no limit" options). */
   infinite?: boolean;
@@ -25,7 +28,13 @@ function describeValue(value: unknown): string {
 function describeRule(rule: NumberRule): string {
   const kind = rule.integer ? 'an integer' : 'a number';
   const low = rule.above !== undefined ? `(${rule.above}` : `[${rule.min ?? '-Infinity'}`;
-  const high = rule.infinite ? 'Infinity]' : rule.max !== undefined ? `${rule.max}]` : 'Infinity)';
+  const high = rule.infinite
+    ? 'Infinity]'
+    : rule.below !== undefined
+      ? `${rule.below})`
+      : rule.max !== undefined
+        ? `${rule.max}]`
+        : 'Infinity)';
   return `${kind} in ${low}, ${high}`;
 }
 
@@ -46,7 +55,8 @@ export function requireNumber(owner: string, name: string, value: unknown, rule:
     (rule.integer === true && Number.isFinite(value) && !Number.isInteger(value)) ||
     (rule.min !== undefined && value < rule.min) ||
     (rule.above !== undefined && value <= rule.above) ||
-    (rule.max !== undefined && value > rule.max);
+    (rule.max !== undefined && value > rule.max) ||
+    (rule.below !== undefined && value >= rule.below);
   if (outOfRange) {
     throw new RangeError(`resilix: ${owner} option "${name}" must be ${expected}; received ${describeValue(value)}`);
   }

@@ -181,11 +181,7 @@ const milliseconds: NumberRule = { min: 0 };
 /** A number strictly between 0 and 1, with the shared message format. */
 function openUnitOption(owner: string, name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
-  const checked = requireNumber(owner, name, value, { above: 0, max: 1 });
-  if (checked === 1) {
-    throw new RangeError(`resilix: ${owner} option "${name}" must be a number in (0, 1); received 1`);
-  }
-  return checked;
+  return requireNumber(owner, name, value, { above: 0, below: 1 });
 }
 
 /**

@@ -55,6 +55,16 @@ describe('resolveControlConfig', () => {
     expect(() => resolveControlConfig({ quantile: 1 })).toThrow(
       'resilix: limiter option "quantile" must be a number in (0, 1); received 1',
     );
+    // The same open range for every value out of it (it read "(0, 1]" for 0 and 2, though 1 fails too).
+    for (const [name, bad] of [
+      ['quantile', 0],
+      ['quantile', 2],
+      ['backoffRatio', 1.5],
+    ] as const) {
+      expect(() => resolveControlConfig({ [name]: bad })).toThrow(
+        `resilix: limiter option "${name}" must be a number in (0, 1); received ${bad}`,
+      );
+    }
     expect(() => resolveControlConfig({ algorithm: 'cubic' as never })).toThrow(
       'resilix: limiter option "algorithm" must be one of "vegas", "gradient2", "aimd", "fixed"; received "cubic"',
     );
