@@ -77,7 +77,12 @@ export function resilientFetch(target: Executor | KeyedExecutor, options?: Resil
     const signal = init?.signal ?? requestSignal(input);
     const executeOptions: ExecuteOptions =
       signal === undefined || signal === null ? shared : { signal, timeoutMs, classify };
-    const call = (ctx: CallContext): Promise<Response> => send(fetchImpl, input, init, signal, ctx);
+    // A Request's body can be read once: every attempt (a retry sends it again) gets its own
+    // clone, and the caller's Request stays unread. Bodies in `init` are the caller's to make
+    // replayable (docs/retry.md).
+    const replay = hasBody(input);
+    const call = (ctx: CallContext): Promise<Response> =>
+      send(fetchImpl, replay ? (input as Request).clone() : input, init, signal, ctx);
     if (keyOf === undefined) return (target as Executor).execute(call, executeOptions);
     let callKey: string;
     try {
@@ -136,6 +141,13 @@ function requestSignalFor(ours: AbortSignal, caller: AbortSignal | null | undefi
     // A signal from another realm, which AbortSignal.any refuses: ours still carries its abort.
     return ours;
   }
+}
+
+/** Whether the input is a Request (by shape, any realm's) with a body to send. */
+function hasBody(input: string | URL | Request): boolean {
+  if (typeof input !== 'object' || input instanceof URL) return false;
+  const request = input as Request;
+  return request.body !== null && request.body !== undefined && typeof request.clone === 'function';
 }
 
 /** A `Request`'s own signal (fetch honours it when `init.signal` is absent), by shape, so any realm's Request counts. */
