@@ -424,11 +424,12 @@ export class LimitControlLoop implements LimitController {
 
   /**
    * A re-measure's window (adr/0088), for vegas: its samples join those of the re-measures since
-   * the last slow start. Once the pool holds baselineSamples the baseline is its mean, up or down
-   * (each re-measure drained to half the limit: it measures the upstream as it is now); before
-   * that the baseline falls to it when it is lower by more than startupNoiseZ (95%) of its
-   * standard errors, once it holds ROUND_SAMPLES. A window at a drained limit is short; pooled, the windows measure the no-load
-   * latency as precisely as clients sharing an upstream need (each client's share goes as
+   * the last measurement by other means, and the baseline falls to their pooled mean when that
+   * is lower by more than startupNoiseZ (95%) of its standard errors, once it holds ROUND_SAMPLES.
+   * It never rises here: a drained window reads the no-load latency or more (another client's
+   * queue that did not drain, a capacity below half our limit), never less, so it bounds the
+   * no-load latency from above. A window at half the limit is short; pooled, the windows measure
+   * it as precisely as clients sharing an upstream need (each client's share goes as
    * 1 / (1 - baseline / latency), so baselines a few percent apart split the capacity unevenly).
    * gradient2's quantile does not pool: a window lower past fallZ of its noise lowers it.
    */
@@ -447,9 +448,8 @@ export class LimitControlLoop implements LimitController {
     const pooled = this.poolSum / count;
     const variance = count > 1 ? (this.poolSquares - count * pooled * pooled) / (count - 1) : 0;
     const se = variance > 0 ? Math.sqrt(variance / count) / pooled : 0;
-    if (count >= this.tuning.baselineSamples) baseline.set(pooled, pooled);
     // (A spread measured on fewer than ROUND_SAMPLES samples is itself too noisy to judge by.)
-    else if (count >= ROUND_SAMPLES && pooled < baseline.valueMs * (1 - this.tuning.startupNoiseZ * se)) {
+    if (count >= ROUND_SAMPLES && pooled < baseline.valueMs * (1 - this.tuning.startupNoiseZ * se)) {
       baseline.offer(pooled, pooled);
     }
     return true;
