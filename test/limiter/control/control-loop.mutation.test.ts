@@ -187,3 +187,32 @@ describe("the control loop: the overload cut's one-more rule (adr/0046)", () => 
     expect(cutAfterFullWindow(671)).toBe(32);
   });
 });
+
+describe('the control loop: a timeout that ran for the whole no-load latency is a reduce signal', () => {
+  it('cuts on timeouts whose upstream run time equals the baseline (100 ms): they were not starved', () => {
+    const { controller, open } = steering();
+    const estimate = controller.snapshot().estimate;
+    for (let i = 0; i < 50; i++) controller.observe({ verdict: 'timeout', latencyMs: 100 }, open + 1 + i * 40, 30);
+    controller.observe({ verdict: 'timeout', latencyMs: 100 }, open + 2_101, 30);
+    expect(controller.snapshot().lastChange).toMatchObject({ direction: 'shrink', reason: 'timeout' });
+    expect(controller.snapshot().estimate).toBeCloseTo(estimate * 0.81, 10);
+  });
+
+  it('cuts on the same timeouts settling after a mark (the full path of observe)', () => {
+    const { controller, open } = steering();
+    const estimate = controller.snapshot().estimate;
+    for (let i = 0; i < 50; i++)
+      controller.observe({ verdict: 'timeout', latencyMs: 100 }, open + 1 + i * 40, 30, true);
+    controller.observe({ verdict: 'timeout', latencyMs: 100 }, open + 2_101, 30, true);
+    expect(controller.snapshot().lastChange).toMatchObject({ direction: 'shrink', reason: 'timeout' });
+    expect(controller.snapshot().estimate).toBeCloseTo(estimate * 0.81, 10);
+  });
+
+  it('does not cut on timeouts of 99 ms settling after a mark: they waited in our queue', () => {
+    const { controller, open } = steering();
+    const estimate = controller.snapshot().estimate;
+    for (let i = 0; i < 50; i++) controller.observe({ verdict: 'timeout', latencyMs: 99 }, open + 1 + i * 40, 30, true);
+    controller.observe({ verdict: 'timeout', latencyMs: 99 }, open + 2_101, 30, true);
+    expect(controller.snapshot().estimate).toBe(estimate);
+  });
+});
