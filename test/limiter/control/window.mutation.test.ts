@@ -22,6 +22,68 @@ describe('the sampling window: summary of an empty window', () => {
   });
 });
 
+/** A call admitted before any window opened. */
+const BEFORE = -Infinity;
+
+describe('the sampling window: what it counts', () => {
+  it("counts a plain call's whole hold as latency: two calls and one 300 ms hold after a mark average 100 ms", () => {
+    const window = new SamplingWindow(rules);
+    window.record('ok', 100, 1, 0, BEFORE);
+    window.record('ok', 100, 1, 0, BEFORE);
+    window.recordHold(300);
+    expect(window.afterMarkMeanMs()).toBe(100);
+  });
+
+  it('takes no log latency from a settle it does not count (a rejected call)', () => {
+    const window = new SamplingWindow(rules);
+    window.record('rejected', 50, 1, 0, BEFORE);
+    window.record('ok', 100, 1, 0, BEFORE);
+    expect(window.latencyLogMean()).toBeCloseTo(Math.log(100), 12);
+  });
+
+  it('takes no log of an infinite latency', () => {
+    const window = new SamplingWindow(rules);
+    window.recordLog({ verdict: 'ok', latencyMs: Infinity });
+    expect(window.latencyLogMean()).toBeNaN();
+  });
+
+  it('dates a call by its duration, not its latency: a 100 ms answer held 500 ms did not start in the window', () => {
+    const window = new SamplingWindow(rules);
+    window.record('ok', 100, 1, 1_000, 900); // opens the window at 1 000
+    window.record('ok', 100, 1, 1_200, 700); // latency 100 ms, but started at 700
+    expect(window.roundTrip).toBe(false);
+  });
+
+  it('gives the coefficient of variation from two samples: 100 and 300 ms, sd 141 over mean 200', () => {
+    const window = new SamplingWindow(rules);
+    window.record('ok', 100, 1, 0, BEFORE);
+    window.record('ok', 300, 1, 0, BEFORE);
+    expect(window.latencyCv()).toBeCloseTo(Math.SQRT2 / 2, 12);
+  });
+
+  it('reports 0 spread, not NaN or a negative variance, for identical samples that round off (3 x 123.4 ms)', () => {
+    const window = new SamplingWindow(rules);
+    for (let i = 0; i < 3; i++) window.record('ok', 123.4, 1, 0, BEFORE);
+    expect(window.latencyCv()).toBe(0);
+    expect(window.latencyLogVariance()).toBe(0);
+  });
+});
+
+describe('the sampling window: closing edges', () => {
+  it('does not close a restarted window that has counted nothing, however old', () => {
+    const window = new SamplingWindow(rules);
+    window.restart(0);
+    expect(window.ready(30_000, 2_000)).toBe(false);
+  });
+
+  it('closes before its floor on exactly half overloads of 10 answers', () => {
+    const window = new SamplingWindow(rules);
+    for (let i = 0; i < 5; i++) window.record('ok', 100, 20, 0, BEFORE);
+    for (let i = 0; i < 5; i++) window.record('overload', 1, 20, 0, BEFORE);
+    expect(window.ready(100, 2_000)).toBe(true);
+  });
+});
+
 describe('the latency signal: what it refuses', () => {
   it('ignores a negative, NaN or infinite window quantile and keeps the last one', () => {
     const signal = new LatencySignal();
