@@ -68,10 +68,10 @@ describe('vegas step: the band at its edges', () => {
     expect(out).toEqual({ estimate: 2, reason: 'no-queue' });
   });
 
-  it('treats a tail ratio under 1 as 1 (the p90 is never below the mean): a queue of 5, not 2.5, is over beta 4', () => {
+  it('treats a tail ratio under 1 as 1 (the p90 is never below the mean): a queue of 5, not 2.5, is over beta 4 (one step down)', () => {
     const out = decision();
     vegasWith(2, 4).step(10, summary({ baselineMs: 50, latencyMs: 100, tailRatio: 0.5 }), out);
-    expect(out).toEqual({ estimate: 9.5, reason: 'queue-above-beta' });
+    expect(out).toEqual({ estimate: 9, reason: 'queue-above-beta' });
   });
 
   it('steers on a 0 ms latency and a 0 ms baseline (a virtual clock): no queue, not warming up', () => {
