@@ -216,3 +216,21 @@ describe('the control loop: a timeout that ran for the whole no-load latency is 
     expect(controller.snapshot().estimate).toBe(estimate);
   });
 });
+
+describe('the control loop: at-max names only a window that started at the ceiling', () => {
+  it("names the window that climbs back to maxLimit by its own reason ('no-queue'), the next one 'at-max'", () => {
+    const controller = loop({ maxLimit: 30 });
+    let at = feedWindows(controller, 8, 0, { inflight: 30 });
+    expect(controller.snapshot()).toMatchObject({ limit: 30, lastChange: { reason: 'at-max' } });
+    const reasons: string[] = [];
+    at = feedWindows(controller, 1, at, { inflight: 30, verdict: 'timeout', latencyMs: 5_000 });
+    reasons.push(controller.snapshot().lastChange!.reason);
+    for (let w = 0; w < 3; w++) {
+      at = feedWindows(controller, 1, at, { inflight: 30 });
+      reasons.push(controller.snapshot().lastChange!.reason);
+    }
+    // The window after the timeouts still holds the one that opened it: a small share, a small cut.
+    expect(reasons).toEqual(['timeout', 'timeout', 'no-queue', 'at-max']);
+    expect(controller.limit).toBe(30);
+  });
+});
