@@ -1,0 +1,58 @@
+// Prints the per-file table docs/testing.md records from one or more Stryker JSON reports
+// (reports/mutation/mutation.json, copied aside after each run), merged by file; with --list, the
+// surviving and uncovered mutants first, one a line. Usage:
+//   node scripts/mutation-table.mjs reports/runA.json reports/runB.json [--list]
+import { readFileSync } from 'node:fs';
+
+const args = process.argv.slice(2);
+const list = args.includes('--list');
+const files = {};
+for (const path of args.filter((arg) => !arg.startsWith('--'))) {
+  Object.assign(files, JSON.parse(readFileSync(path, 'utf8')).files);
+}
+
+const empty = () => ({ mutants: 0, killed: 0, timeout: 0, survived: 0, noCoverage: 0, ignored: 0 });
+const total = empty();
+const rows = [];
+for (const [path, file] of Object.entries(files).sort(([a], [b]) => a.localeCompare(b))) {
+  const count = empty();
+  const lines = file.source.split('\n');
+  for (const mutant of file.mutants) {
+    if (mutant.status === 'Ignored') {
+      count.ignored++;
+      continue;
+    }
+    count.mutants++;
+    if (mutant.status === 'Killed' || mutant.status === 'CompileError' || mutant.status === 'RuntimeError')
+      count.killed++;
+    else if (mutant.status === 'Timeout') count.timeout++;
+    else if (mutant.status === 'Survived') count.survived++;
+    else if (mutant.status === 'NoCoverage') count.noCoverage++;
+    if (list && (mutant.status === 'Survived' || mutant.status === 'NoCoverage')) {
+      const { line, column } = mutant.location.start;
+      const code = (lines[line - 1] ?? '').trim().slice(0, 100);
+      console.log(
+        `${path}:${line}:${column} ${mutant.status} ${mutant.mutatorName} -> ${mutant.replacement} | ${code}`,
+      );
+    }
+  }
+  for (const key of Object.keys(total)) total[key] += count[key];
+  rows.push([path, count]);
+}
+
+const score = (c) => {
+  const detected = c.killed + c.timeout;
+  const valid = detected + c.survived + c.noCoverage;
+  return valid > 0 ? `${((100 * detected) / valid).toFixed(1)} %` : 'n/a';
+};
+console.log('| file | mutants | killed | timed out | survived | no coverage | score |');
+console.log('|---|---|---|---|---|---|---|');
+for (const [path, c] of rows) {
+  const ignored = c.ignored > 0 ? ` (${c.ignored} static, ignored)` : '';
+  console.log(
+    `| ${path} | ${c.mutants}${ignored} | ${c.killed} | ${c.timeout} | ${c.survived} | ${c.noCoverage} | ${score(c)} |`,
+  );
+}
+console.log(
+  `| **total** | ${total.mutants} | ${total.killed} | ${total.timeout} | ${total.survived} | ${total.noCoverage} | **${score(total)}** |`,
+);
