@@ -1,14 +1,36 @@
 // Prints the per-file table docs/testing.md records from one or more Stryker JSON reports
 // (reports/mutation/mutation.json, copied aside after each run), merged by file; with --list, the
-// surviving and uncovered mutants first, one a line. Usage:
-//   node scripts/mutation-table.mjs reports/runA.json reports/runB.json [--list]
+// surviving and uncovered mutants first, one a line. With --union, reports of runs over the same
+// files with different tests (the suite; then only new test files) are combined mutant by mutant
+// (same place, mutator and replacement): detected when any run detected it. Usage:
+//   node scripts/mutation-table.mjs reports/runA.json reports/runB.json [--list] [--union]
 import { readFileSync } from 'node:fs';
 
 const args = process.argv.slice(2);
 const list = args.includes('--list');
+const union = args.includes('--union');
+const rank = { Killed: 4, CompileError: 4, RuntimeError: 4, Timeout: 3, Survived: 2, NoCoverage: 1, Ignored: 0 };
+const keyOf = (m) =>
+  `${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement}`;
 const files = {};
 for (const path of args.filter((arg) => !arg.startsWith('--'))) {
-  Object.assign(files, JSON.parse(readFileSync(path, 'utf8')).files);
+  for (const [name, file] of Object.entries(JSON.parse(readFileSync(path, 'utf8')).files)) {
+    const seen = files[name];
+    if (!union || seen === undefined) {
+      files[name] = file;
+      continue;
+    }
+    const byKey = new Map(file.mutants.map((m) => [keyOf(m), m]));
+    if (byKey.size !== seen.mutants.length || file.source !== seen.source) {
+      throw new Error(`${name}: the reports mutated different sources; --union needs the same file`);
+    }
+    for (const mutant of seen.mutants) {
+      const other = byKey.get(keyOf(mutant));
+      if (other === undefined) throw new Error(`${name}: mutant ${keyOf(mutant)} is missing from ${path}`);
+      // A static mutant the first report left out stays out: the denominator is the first run's.
+      if (mutant.status !== 'Ignored' && rank[other.status] > rank[mutant.status]) mutant.status = other.status;
+    }
+  }
 }
 
 const empty = () => ({ mutants: 0, killed: 0, timeout: 0, survived: 0, noCoverage: 0, ignored: 0 });

@@ -93,6 +93,14 @@ describe('the latency signal: what it refuses', () => {
     expect(signal.warm).toBe(false); // one window only: the refused ones did not count
   });
 
+  it('keeps infinite window quantiles out of the median: 100 then two at Infinity still reads 100', () => {
+    const signal = new LatencySignal();
+    signal.add(100);
+    signal.add(Infinity);
+    signal.add(Infinity);
+    expect(signal.filteredMs).toBe(100);
+  });
+
   it('takes a 0 ms window quantile (a virtual clock)', () => {
     const signal = new LatencySignal();
     signal.add(0);
