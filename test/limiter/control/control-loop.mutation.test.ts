@@ -234,3 +234,68 @@ describe('the control loop: at-max names only a window that started at the ceili
     expect(controller.limit).toBe(30);
   });
 });
+
+describe('the control loop: tuning switches the ablation turns off (control-tuning.ts)', () => {
+  it("vegasStatistic 'quantile' takes the baseline in the p90 (200 ms), 'mean' in the mean (150 ms)", () => {
+    const baselines: Record<string, number | undefined> = {};
+    for (const vegasStatistic of ['mean', 'quantile'] as const) {
+      const controller = loop({}, { vegasStatistic });
+      // 30 in flight, answers alternating 100 and 200 ms, every 5 ms for 20 s.
+      let n = 0;
+      for (let t = 0; t < 20_000; t += 5) controller.observe({ verdict: 'ok', latencyMs: n++ % 2 ? 200 : 100 }, t, 30);
+      baselines[vegasStatistic] = controller.snapshot().baselineMs;
+    }
+    expect(baselines).toEqual({ mean: 150, quantile: 200 });
+  });
+
+  it('timeoutTail false cuts on a steady 1% of timeouts every window; the default stops once the tail is learnt', () => {
+    const reasons: Record<string, string[]> = {};
+    for (const timeoutTail of [true, false]) {
+      const { controller, open } = steering({}, { timeoutTail });
+      let at = open + 1;
+      const seen: string[] = [];
+      for (let w = 0; w < 12; w++) {
+        for (let i = 0; i < 600; i++) {
+          const timeout = i % 100 === 99; // 6 of 600 hit a 1 s deadline
+          controller.observe(
+            timeout ? { verdict: 'timeout', latencyMs: 1_000 } : { verdict: 'ok', latencyMs: 100 },
+            at + (i * 2_000) / 600,
+            30,
+          );
+        }
+        at += 2_000;
+        controller.observe({ verdict: 'ok', latencyMs: 100 }, at, 30);
+        at += 1;
+        seen.push(controller.snapshot().lastChange!.reason);
+      }
+      reasons[String(timeoutTail)] = seen;
+    }
+    expect(reasons.false).toEqual(Array(12).fill('timeout'));
+    expect(reasons.true!.slice(-6)).toEqual(Array(6).fill('no-queue'));
+  });
+
+  it('jumpRestart false answers a 3x latency jump with a vegas shrink, not a drain and re-measure', () => {
+    const outcomes: Record<string, unknown> = {};
+    for (const jumpRestart of [true, false]) {
+      const controller = loop({}, { jumpRestart });
+      const settled = feedWindows(controller, 20, 0, { inflight: 30 }); // app-limited at 60
+      const at = feedUntilClose(controller, settled, { inflight: 30 });
+      feedWindows(controller, 1, at + 1, { inflight: 30, latencyMs: 300 });
+      outcomes[String(jumpRestart)] = controller.snapshot().lastChange;
+    }
+    expect(outcomes.true).toMatchObject({ from: 60, to: 5, reason: 'baseline-raised' });
+    expect(outcomes.false).toMatchObject({ from: 60, to: 42, reason: 'queue-above-beta' });
+  });
+
+  it('dither false admits the integer part every window: 7.5 admits 7, always', () => {
+    const controller = loop({ algorithm: 'fixed', initialLimit: 7 }, { dither: false });
+    controller.setLimit(7.5, 0);
+    const limits: number[] = [];
+    let at = 0;
+    for (let w = 0; w < 4; w++) {
+      at = feedWindows(controller, 1, at, { inflight: 7 });
+      limits.push(controller.limit);
+    }
+    expect(limits).toEqual([7, 7, 7, 7]);
+  });
+});
