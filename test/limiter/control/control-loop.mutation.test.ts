@@ -299,3 +299,44 @@ describe('the control loop: tuning switches the ablation turns off (control-tuni
     expect(limits).toEqual([7, 7, 7, 7]);
   });
 });
+
+/** `n` answers alternating `lo` and `hi` ms over `spanMs` from `from`, 30 in flight; returns the end. */
+function alternating(controller: LimitControlLoop, from: number, n: number, lo: number, hi: number, spanMs: number) {
+  for (let i = 0; i < n; i++) {
+    controller.observe({ verdict: 'ok', latencyMs: i % 2 ? hi : lo }, from + (i * spanMs) / n, 30);
+  }
+  return from + spanMs;
+}
+
+describe("the control loop: the window's noise (adr/0036)", () => {
+  it('takes a rise within noiseZ standard errors off the queue: 10 answers of 90/130 ms read a small queue', () => {
+    const { controller, open } = steering();
+    // Mean 110 ms, cv 0.19 over 11 samples: noise 0.058. Queue 34.9 x (1 - 100/110 - 0.058) = 1.2,
+    // between alpha / 3 and alpha(34.9) = 1.8: grow by a step (3.2 without the noise: hold).
+    const at = alternating(controller, open + 1, 10, 90, 130, 10_000);
+    controller.observe({ verdict: 'ok', latencyMs: 110 }, at + 200, 30);
+    expect(controller.snapshot().lastChange).toMatchObject({ from: 34, to: 36, reason: 'queue-below-alpha' });
+  });
+
+  /** Two windows of `n` answers alternating `lo`/`hi` (mean 95 ms) after steering; returns the baseline. */
+  function afterTwoLowerWindows(n: number, lo: number, hi: number): number | undefined {
+    const { controller, open } = steering();
+    let at = open;
+    for (let w = 0; w < 2; w++) {
+      at = alternating(controller, at + 1, n, lo, hi, n < 50 ? 10_000 : 2_000);
+      controller.observe({ verdict: 'ok', latencyMs: 95 }, at + 150, 30);
+      at += 150;
+    }
+    // The median of (100, 95, 95) smoothed: 100 - 5 / 3 = 98.33 ms.
+    expect(controller.snapshot().latencyMs).toBeCloseTo(98.33, 2);
+    return controller.snapshot().baselineMs;
+  }
+
+  it('does not lower the baseline to a smoothed latency within fallZ standard errors of it (85/105 ms: 3% noise)', () => {
+    expect(afterTwoLowerWindows(10, 85, 105)).toBe(100);
+  });
+
+  it('lowers it to the smoothed latency when the windows are steady (94.9/95.1 ms: 0.02% noise)', () => {
+    expect(afterTwoLowerWindows(60, 94.9, 95.1)).toBeCloseTo(98.33, 2);
+  });
+});
