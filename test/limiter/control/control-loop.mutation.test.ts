@@ -340,3 +340,31 @@ describe("the control loop: the window's noise (adr/0036)", () => {
     expect(afterTwoLowerWindows(60, 94.9, 95.1)).toBeCloseTo(98.33, 2);
   });
 });
+
+describe('the slow start: its exit test reads the spread it measured (adr/0045)', () => {
+  it('exits later on a wider spread: peaks 49, 64, 84 for calls alternating 100/100, 80/120, 60/140 ms', () => {
+    // 16 servers (processor sharing above 16 in flight), 400 callers. A steady upstream exits on
+    // the startupThreshold rise (12.5%); a spread one needs startupNoiseZ standard errors of its
+    // measured log spread as well, so it queues more before it can tell.
+    const peaks: number[] = [];
+    const drains: number[] = [];
+    for (const [lo, hi] of [
+      [100, 100],
+      [80, 120],
+      [60, 140],
+    ] as const) {
+      const controller = loop();
+      const { changes } = runScripted({
+        controller,
+        durationMs: 4_000,
+        clients: 400,
+        call: ({ inflight, index }) => ({ latencyMs: (index % 2 ? hi : lo) * Math.max(1, inflight / 16) }),
+      });
+      const drain = changes.find((change) => change.reason === 'drain')!;
+      peaks.push(drain.from);
+      drains.push(drain.to);
+    }
+    expect(peaks).toEqual([49, 64, 84]);
+    expect(drains).toEqual([8, 9, 10]);
+  });
+});
