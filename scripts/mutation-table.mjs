@@ -1,8 +1,9 @@
 // Prints the per-file table docs/testing.md records from one or more Stryker JSON reports
 // (reports/mutation/mutation.json, copied aside after each run), merged by file; with --list, the
 // surviving and uncovered mutants first, one a line. With --union, reports of runs over the same
-// files with different tests (the suite; then only new test files) are combined mutant by mutant
-// (same place, mutator and replacement): detected when any run detected it. Usage:
+// files with different tests (the suite; then only new test files, over all its mutants or some
+// lines) are combined mutant by mutant (same place, mutator and replacement): detected when any run
+// detected it. Usage:
 //   node scripts/mutation-table.mjs reports/runA.json reports/runB.json [--list] [--union]
 import { readFileSync } from 'node:fs';
 
@@ -21,12 +22,13 @@ for (const path of args.filter((arg) => !arg.startsWith('--'))) {
       continue;
     }
     const byKey = new Map(file.mutants.map((m) => [keyOf(m), m]));
-    if (byKey.size !== seen.mutants.length || file.source !== seen.source) {
+    if (file.source !== seen.source) {
       throw new Error(`${name}: the reports mutated different sources; --union needs the same file`);
     }
     for (const mutant of seen.mutants) {
+      // A targeted run (--mutate file:line) covers some of the mutants: the rest keep their status.
       const other = byKey.get(keyOf(mutant));
-      if (other === undefined) throw new Error(`${name}: mutant ${keyOf(mutant)} is missing from ${path}`);
+      if (other === undefined) continue;
       // A static mutant the first report left out stays out: the denominator is the first run's.
       if (mutant.status !== 'Ignored' && rank[other.status] > rank[mutant.status]) mutant.status = other.status;
     }
