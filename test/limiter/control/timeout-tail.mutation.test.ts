@@ -1,0 +1,12 @@
+import { describe, expect, it } from 'vitest';
+import { TimeoutTail } from '../../../src/limiter/timeout-tail';
+
+/** Edges of the expected timeout tail (adr/0037) that mutation testing found unpinned (docs/testing.md). */
+describe('the expected timeout tail: edges', () => {
+  it('learns nothing from a window that reached nobody (no share of nothing)', () => {
+    const tail = new TimeoutTail();
+    tail.learn(6, 600);
+    tail.learn(0, 0);
+    expect(tail.share).toBeCloseTo(0.001, 12);
+  });
+});
