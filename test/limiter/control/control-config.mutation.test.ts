@@ -10,12 +10,12 @@ describe('the control options: open-unit values', () => {
     });
   });
 
-  it('rejects a quantile or backoffRatio at 0 or above 1, naming the range (0, 1]', () => {
+  it('rejects a quantile or backoffRatio at 0 or above 1, naming the range (0, 1)', () => {
     expect(() => resolveControlConfig({ quantile: 0 })).toThrow(
-      'resilix: limiter option "quantile" must be a number in (0, 1]; received 0',
+      'resilix: limiter option "quantile" must be a number in (0, 1); received 0',
     );
     expect(() => resolveControlConfig({ backoffRatio: 1.5 })).toThrow(
-      'resilix: limiter option "backoffRatio" must be a number in (0, 1]; received 1.5',
+      'resilix: limiter option "backoffRatio" must be a number in (0, 1); received 1.5',
     );
   });
 });
