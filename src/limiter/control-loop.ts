@@ -455,6 +455,11 @@ export class LimitControlLoop implements LimitController {
     return true;
   }
 
+  /** True during a re-measure: its settling round trip and its measuring window (adr/0088). */
+  private remeasuring(): boolean {
+    return this.pendingBaseline === 'pool' && (this.settling > 0 || this.baselineWindow !== 'none');
+  }
+
   /** The settle of a call that marked: its hold after the mark, and the time it was learnt. */
   private settleMarked(now: number, startedAt: number, latencyMs: number): boolean {
     this.window.recordHold(now - startedAt - latencyMs);
@@ -482,7 +487,7 @@ export class LimitControlLoop implements LimitController {
       baselineMs: baselineMs === baselineMs ? baselineMs : undefined,
       latencyMs: latencyMs === latencyMs ? latencyMs : undefined,
       slowStart: this.slowStart,
-      remeasuring: this.pendingBaseline === 'pool' && (this.settling > 0 || this.baselineWindow !== 'none'),
+      remeasuring: this.remeasuring(),
       windows: this.windowsClosed,
       baselineRaises: this.baseline.raises,
       lastChange: this.hasChange ? this.lastChange() : undefined,
@@ -524,7 +529,10 @@ export class LimitControlLoop implements LimitController {
         statSe = (QUANTILE_SE_FACTOR * cv) / Math.sqrt(summary.samples);
         if (meanMs > 0 && quantileMs > meanMs) summary.tailRatio = quantileMs / meanMs;
       }
-      this.signal.add(statMs);
+      // A re-measure's windows, at half the limit, are not the steering's latency (adr/0088):
+      // they stay out of the smoothing, whose fall rule would take their low reading for the
+      // baseline (short windows read low: their slow calls have not come back).
+      if (!this.remeasuring()) this.signal.add(statMs);
       summary.quantileNoise = tuning.noiseZ * statSe;
     }
     // The expected tail (adr/0037): vegas and gradient2 count as reduce signals only the timeouts
@@ -557,9 +565,9 @@ export class LimitControlLoop implements LimitController {
       // The window after a drain measures the no-load latency (adr/0045); a re-measure pools it
       // (adr/0088), and any other measurement starts the pool anew (its samples describe an
       // upstream that has since changed).
-      if (this.baselineWindow === 'pool')
+      if (this.baselineWindow === 'pool') {
         measured = this.measurePooled(summary.samples, meanMs, window.latencyCv(), statMs, statSe);
-      else {
+      } else {
         measured =
           this.baselineWindow === 'set' ? baseline.set(statMs, meanMs) : baseline.offer(statMs, meanMs) !== 'none';
         this.poolSum = 0;
@@ -567,11 +575,13 @@ export class LimitControlLoop implements LimitController {
         this.poolCount = 0;
       }
       measuredBaseline = measured;
-      // A drain's window restarts the latency smoothing from what it measured; a re-measure's,
-      // short and at half the limit, joins it (a smoothing restarted from a few samples would
-      // pull the baseline to them through the fall rule).
-      if (this.baselineWindow !== 'pool') this.signal.reset();
-      this.signal.add(statMs);
+      // A drain's window restarts the latency smoothing from what it measured. A re-measure's,
+      // short and at half the limit, stays out of it: the smoothing is the steering's latency,
+      // and the fall rule would take the re-measure's (truncated, low) reading for the baseline.
+      if (this.baselineWindow !== 'pool') {
+        this.signal.reset();
+        this.signal.add(statMs);
+      }
       this.baselineWindow = 'none';
       this.sampleFrom = -Infinity;
       summary.latencyMs = statMs;
