@@ -107,13 +107,7 @@ export async function runLoad(options: RunOptions): Promise<RunRecord> {
   }
 
   const sampler = setInterval(() => {
-    samples.push({
-      tMs: now(),
-      limit: limiter.limit,
-      upstreamInflight,
-      queued: limiter.queued,
-      remeasuring: limiter.snapshot().remeasuring,
-    });
+    samples.push({ tMs: now(), limit: limiter.limit, upstreamInflight, queued: limiter.queued });
   }, SAMPLE_EVERY_MS);
   const scheduled = (options.events ?? []).map(async (event) => {
     await sleep(Math.max(0, event.atMs - now()));

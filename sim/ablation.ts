@@ -35,8 +35,6 @@ export const ABLATION_SCENARIOS = [
   'baseline-shift-vegas',
   'demand-step-c20-vegas',
   'many-clients-n10-s2-vegas',
-  'many-clients-n50-s1-vegas',
-  'shared-upstream-vegas',
   'machine-noise-vegas',
   'explicit-overload-k4-vegas',
   'production-slowdown',
@@ -74,9 +72,6 @@ export const VARIANTS: readonly Variant[] = [
   }),
   off('no jump restart', 'jumpRestart false: a 2x latency jump at a steady limit is steered, not re-measured', {
     jumpRestart: false,
-  }),
-  off('no re-measure', 'remeasureEveryMs 0: the baseline is measured after a slow start only (adr/0088)', {
-    remeasureEveryMs: 0,
   }),
   off('no overload hold', 'overloadHoldMs 0: grow again right after an overload cut', { overloadHoldMs: 0 }),
   off('no overload early close', 'overloadCloseShare 1: an overload window waits for its floor', {

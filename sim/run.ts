@@ -55,24 +55,6 @@ function installTrace(everyMs: number): void {
     for (let t = everyMs; t <= this.endMs; t += everyMs) {
       if (usesPromises) await this.simulator.runAsync(t);
       else this.simulator.run(t);
-      if (process.env.TRACE_ALL) {
-        const snaps = this.clients.clientOptions.map(
-          (c) => (c.limiter as { snapshot?: () => Record<string, unknown> } | undefined)?.snapshot?.() ?? {},
-        );
-        const pick = (k: string) => snaps.map((x) => x[k] as number).sort((a, b) => a - b);
-        const q = (xs: number[]) => `${fmt(xs[0]!)}/${fmt(xs[xs.length >> 1]!)}/${fmt(xs.at(-1)!)}`;
-        const big = snaps
-          .map((x, i) => ({ i, x }))
-          .filter(({ x }) => (x.limit as number) > 2)
-          .map(
-            ({ i, x }) =>
-              `#${i}:${String(x.limit)}${x.slowStart ? 'S' : ''}(${fmt(x.baselineMs as number)},${String((x.lastChange as { reason?: string } | undefined)?.reason)})`,
-          );
-        if (big.length > 0) console.log(`    big: ${big.join(' ')}`);
-        console.log(
-          `  t=${fmt(t / 1000)}s all: limit ${q(pick('limit'))} baseline ${q(pick('baselineMs'))} latency ${q(pick('latencyMs'))} upstream=${this.upstream.inflight}`,
-        );
-      }
       const limiter = this.clients.clientOptions[0]?.limiter as
         | { snapshot?: () => Record<string, unknown> }
         | undefined;

@@ -20,8 +20,6 @@ export interface Probe {
   upstreamInflight(): number;
   /** Calls waiting in the upstream's queue (beyond its C servers). */
   upstreamQueue(): number;
-  /** Clients whose limiter is re-measuring its no-load latency (adr/0088: limit held at half on purpose). */
-  remeasuring(): number;
 }
 
 /** Per-phase figures: what a scenario's criteria are written against. */
@@ -80,8 +78,6 @@ export interface Series {
   readonly limiterQueued: number[];
   readonly upstreamInflight: number[];
   readonly upstreamQueue: number[];
-  /** Clients measuring their no-load latency at the tick (see Probe.remeasuring). */
-  readonly remeasuring: number[];
   /** Served-latency quantiles of calls finished during the tick (NaN when none: emitted as null). */
   readonly latencyP50Ms: number[];
   readonly latencyP99Ms: number[];
@@ -143,7 +139,6 @@ export class Recorder implements EventHandler {
     limiterQueued: [],
     upstreamInflight: [],
     upstreamQueue: [],
-    remeasuring: [],
     latencyP50Ms: [],
     latencyP99Ms: [],
     shedRate: [],
@@ -261,7 +256,6 @@ export class Recorder implements EventHandler {
     s.limiterQueued.push(queued);
     s.upstreamInflight.push(upstreamInflight);
     s.upstreamQueue.push(upstreamQueue);
-    s.remeasuring.push(probe.remeasuring());
     s.latencyP50Ms.push(this.tick.quantile(0.5));
     s.latencyP99Ms.push(this.tick.quantile(0.99));
     s.shedRate.push(this.tickArrivals === 0 ? 0 : this.tickShed / this.tickArrivals);

@@ -18,8 +18,6 @@ export interface LimiterLike {
   readonly limit: number;
   readonly inflight: number;
   readonly queued?: number;
-  /** The real limiter's snapshot (absent on the simulator's fixed-limit stand-in). */
-  snapshot?(): { readonly remeasuring?: boolean };
 }
 
 /** Retries with capped exponential backoff and full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter", 2015). */

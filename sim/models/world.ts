@@ -84,11 +84,6 @@ export class World {
         },
         upstreamInflight: () => upstream.inflight,
         upstreamQueue: () => upstream.waiting,
-        remeasuring: () => {
-          let n = 0;
-          for (const l of limiters) if (l?.snapshot?.().remeasuring === true) n++;
-          return n;
-        },
       },
       limiters.length > 1 ? () => limiters.map((l) => (l === undefined ? NaN : l.limit)) : undefined,
     );

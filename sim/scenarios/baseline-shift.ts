@@ -9,7 +9,6 @@ import {
   phasesOf,
   resultOf,
   settleTime,
-  steeringLimit,
   stats,
   type AdmissionPath,
   type Algorithm,
@@ -62,10 +61,9 @@ export function baselineShift(algorithm: Algorithm, path: AdmissionPath = 'execu
       const after = phases[1]!;
       const beforeSettled = stats(s.limit, s, before.startMs + 0.75 * (before.endMs - before.startMs), before.endMs);
       const afterSettled = stats(s.limit, s, after.startMs + 0.75 * (after.endMs - after.startMs), after.endMs);
-      // (The steering's lowest: a re-measure's half is not the limit clamping, adr/0088.)
-      const afterLowest = stats(steeringLimit(s), s, after.startMs, after.endMs).min;
+      const afterLowest = stats(s.limit, s, after.startMs, after.endMs).min;
       const returnedAfterMs = settleTime(
-        steeringLimit(s),
+        s.limit,
         s,
         after.startMs,
         after.endMs,

@@ -9,7 +9,6 @@ import {
   phasesOf,
   resultOf,
   settleTime,
-  steeringLimit,
   stats,
   type AdmissionPath,
   type Algorithm,
@@ -65,7 +64,7 @@ export function capacityHalves(algorithm: Algorithm, path: AdmissionPath = 'exec
       const halvedSettled = settledIn(phases[1]!);
       const restoredSettled = settledIn(phases[2]!);
       const halvedAfterMs = settleTime(
-        steeringLimit(s),
+        s.limit,
         s,
         phases[1]!.startMs,
         phases[1]!.endMs,
@@ -73,7 +72,7 @@ export function capacityHalves(algorithm: Algorithm, path: AdmissionPath = 'exec
         1.2 * half,
       );
       const restoredAfterMs = settleTime(
-        steeringLimit(s),
+        s.limit,
         s,
         phases[2]!.startMs,
         phases[2]!.endMs,

@@ -1,5 +1,4 @@
 import { limiterWithTuning, type Limiter, type LimiterOptions } from '../../src/limiter/limiter';
-import type { Clock } from '../../src/core/clock';
 import { atLeast, atMost, holds, type Criterion } from '../engine/criteria';
 import type { Phase, PhaseMetrics, Series } from '../engine/metrics';
 import { formatSeed } from '../engine/random';
@@ -17,44 +16,8 @@ export type Algorithm = 'vegas' | 'gradient2' | 'aimd';
  * study changes it).
  */
 export function simLimiter(tools: WorldTools, label: number, options: LimiterOptions): Limiter {
-  return limiterWithTuning({ ...options, clock: clientClock(tools, label), random: tools.random(label) }, simTuning());
+  return limiterWithTuning({ ...options, clock: tools.clock, random: tools.random(label) }, simTuning());
 }
-
-/**
- * The skew of a client's wall clock (ours): each client is its own process on its own host, and
- * the re-measures (adr/0088) are aligned on wall-clock time, which NTP keeps within a few
- * milliseconds in one datacenter and within tens across the internet. Uniform in +-CLOCK_SKEW_MS.
- */
-export const CLOCK_SKEW_MS = 50;
-
-/**
- * The simulator's clock as one client's host reads it: the same time, its own epoch offset. One
- * object per client (a pipeline's policies must share their clock): pass it to every policy of
- * that client.
- */
-export function clientClock(tools: WorldTools, label: number): Clock {
-  let clocks = clientClocks.get(tools);
-  if (clocks === undefined) {
-    clocks = new Map();
-    clientClocks.set(tools, clocks);
-  }
-  let clock = clocks.get(label);
-  if (clock === undefined) {
-    const sim = tools.clock;
-    // A stream of its own (label offset by SKEW_STREAM), so the limiter's own stream is unchanged.
-    const skew = (2 * tools.random(SKEW_STREAM + label)() - 1) * CLOCK_SKEW_MS;
-    clock = {
-      now: () => sim.now(),
-      setTimer: (callback, delayMs) => sim.setTimer(callback, delayMs),
-      clearTimer: (handle) => sim.clearTimer(handle),
-      epochOffsetMs: skew,
-    };
-    clocks.set(label, clock);
-  }
-  return clock;
-}
-const clientClocks = new WeakMap<WorldTools, Map<number, Clock>>();
-const SKEW_STREAM = 1_000_000;
 
 /**
  * The caller's deadline on the user path. Ours: the real-server tests' 2 s, about 100x the 20 ms
@@ -230,22 +193,12 @@ export function settleTime(
   let lastOutside = -1;
   for (let i = start; i < end; i++) {
     const v = values[i]!;
-    // A NaN sample is left out (see steeringLimit): neither inside the band nor outside it.
-    if (v === v && !(v >= low && v <= high)) lastOutside = i;
+    if (!(v >= low && v <= high)) lastOutside = i;
   }
   if (lastOutside === end - 1) return NaN;
   // Settled at the first sample after the last excursion (or at the phase's first sample).
   const settledAt = lastOutside < start ? series.tMs[start]! : series.tMs[lastOutside + 1]!;
   return settledAt - fromMs;
-}
-
-/**
- * The limit series as the steering set it: NaN where a client was re-measuring (adr/0088), which
- * holds the limit at half on purpose for a round trip and a window; settling and oscillation
- * criteria judge the steering, and the re-measures' cost shows in the goodput criteria.
- */
-export function steeringLimit(series: Series): number[] {
-  return series.limit.map((v, i) => (series.remeasuring[i]! > 0 ? Number.NaN : v));
 }
 
 /** The first time at or after `fromMs` when the measure satisfied `test`, in ms after `fromMs`; NaN if never. */

@@ -10,7 +10,6 @@ import {
   resultOf,
   serviceFor,
   settleTime,
-  steeringLimit,
   stats,
   type AdmissionPath,
   type Algorithm,
@@ -27,8 +26,7 @@ import {
  *
  * Criteria, on the settled window (the last quarter of the run):
  *  - the limit's time-average is within ±20% of C;
- *  - it oscillates within ±20% of that average (its min and max), outside the re-measures
- *    (adr/0088), whose share of the time is reported;
+ *  - it oscillates within ±20% of that average (its min and max);
  * and the time to converge (enter ±20% of C for good) is reported.
  */
 export const OVERLOAD_FACTOR = 2;
@@ -85,18 +83,8 @@ export function convergence(
       const endMs = world.endMs;
       const settledFrom = endMs * 0.75;
       const settled = stats(series.limit, series, settledFrom, endMs);
-      // The swing is the steering's: the re-measures (adr/0088) hold the limit low on purpose for
-      // a round trip and a window, and are reported beside it (their share of the time), not in it.
-      const steering = steeringLimit(series);
-      const steered = stats(steering, series, settledFrom, endMs);
-      const swing = Math.max(steered.max / settled.mean - 1, 1 - steered.min / settled.mean);
-      const remeasureShare = stats(
-        series.remeasuring.map((m) => (m > 0 ? 1 : 0)),
-        series,
-        settledFrom,
-        endMs,
-      ).mean;
-      const convergedAfterMs = settleTime(steeringLimit(series), series, 0, endMs, 0.8 * capacity, 1.2 * capacity);
+      const swing = Math.max(settled.max / settled.mean - 1, 1 - settled.min / settled.mean);
+      const convergedAfterMs = settleTime(series.limit, series, 0, endMs, 0.8 * capacity, 1.2 * capacity);
       const criteria = [
         within(
           `settled limit (mean of last 25%) vs capacity ${capacity}`,
@@ -104,7 +92,7 @@ export function convergence(
           0.8 * capacity,
           1.2 * capacity,
         ),
-        atMost('oscillation around the settled mean (max |dev| / mean, re-measures excluded)', swing, 0.2),
+        atMost('oscillation around the settled mean (max |dev| / mean)', swing, 0.2),
       ];
       return resultOf(world, { name, title, algorithm }, runSeed, criteria, {
         capacity,
@@ -112,7 +100,6 @@ export function convergence(
         settledMin: settled.min,
         settledMax: settled.max,
         oscillation: swing,
-        remeasureShare,
         convergedAfterS: convergedAfterMs / 1000,
         upstreamQueueMean: world.recorder.summarize()[0]!.upstreamQueueMean,
         overloads: world.recorder.summarize()[0]!.overload,

@@ -11,7 +11,6 @@ import {
   resultOf,
   serviceFor,
   settleTime,
-  steeringLimit,
   throughputOf,
   userClient,
   type Algorithm,
@@ -74,7 +73,7 @@ export function demandStep(capacity: number, algorithm: Algorithm, seed = 0x5eed
       const baselineAfter = limiter!.snapshot().baselineMs ?? Number.NaN;
       const s = world.recorder.series;
       const stepAt = phases[1]!.startMs;
-      const boundedAfterMs = settleTime(steeringLimit(s), s, stepAt, world.endMs, 0, 1.5 * capacity);
+      const boundedAfterMs = settleTime(s.limit, s, stepAt, world.endMs, 0, 1.5 * capacity);
       const settled = phase(world.recorder.summarize(), 'settled');
       const criteria = [
         holds('the limit is <= 1.5 C by 20 s after the step and stays there', boundedAfterMs <= 20_000),

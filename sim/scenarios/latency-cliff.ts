@@ -11,7 +11,6 @@ import {
   resultOf,
   type simLimiter,
   stats,
-  steeringLimit,
   type AdmissionPath,
   type Algorithm,
 } from './common';
@@ -82,11 +81,9 @@ export function latencyCliff(algorithm: Algorithm, path: AdmissionPath = 'execut
       const healthy = phase(phases, 'healthy');
       const cliff = phase(phases, 'cliff');
       const recovered = phase(phases, 'recovered');
-      // The steering's limit (adr/0088): a re-measure's half is not the limit shrinking.
-      const steered = steeringLimit(s);
-      const before = stats(steered, s, healthy.endMs - 5_000, healthy.endMs).mean;
-      const duringCliff = stats(steered, s, cliff.startMs, cliff.endMs);
-      const after = stats(steered, s, recovered.endMs - 5_000, recovered.endMs).mean;
+      const before = stats(s.limit, s, healthy.endMs - 5_000, healthy.endMs).mean;
+      const duringCliff = stats(s.limit, s, cliff.startMs, cliff.endMs);
+      const after = stats(s.limit, s, recovered.endMs - 5_000, recovered.endMs).mean;
       const cliffThroughput = (CLIFF_SERVERS / (CLIFF_SERVICE.meanMs * CLIFF_SCALE)) * 1000;
       const lateRecovery = stats(
         s.shedRate,

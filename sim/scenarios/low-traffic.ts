@@ -3,7 +3,7 @@ import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { lognormal } from '../models/distributions';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
-import { firstTime, phase, phasesOf, resultOf, simLimiter, stats, steeringLimit } from './common';
+import { firstTime, phase, phasesOf, resultOf, simLimiter, stats } from './common';
 
 /**
  * Scenario 5: low traffic, 8 calls per minute (spec §9.1, §10: "must not be permanently inert").
@@ -56,16 +56,10 @@ export function lowTraffic(seed = 0x5eed0005): Scenario {
       const s = world.recorder.series;
       const slow = phase(world.recorder.summarize(), 'slow');
       const healed = phase(world.recorder.summarize(), 'healed');
-      // The steering's limit (adr/0088): a re-measure's half is neither the value before the rise
-      // nor a reaction to it. L0 is the last steered sample of the minute before the rise.
-      const steered = steeringLimit(s);
-      const before = steered.map((v, i) =>
-        s.tMs[i]! > slow.startMs - 60_000 && s.tMs[i]! <= slow.startMs ? v : Number.NaN,
-      );
-      const l0 = before.filter((v) => v === v).at(-1) ?? Number.NaN;
-      const reactedAfterMs = firstTime(steered, s, slow.startMs, slow.endMs, (v) => v <= 0.8 * l0);
-      const lowest = stats(steered, s, slow.startMs, slow.endMs).min;
-      const recoveredAfterMs = firstTime(steered, s, healed.startMs, healed.endMs, (v) => v >= 0.8 * l0);
+      const l0 = stats(s.limit, s, slow.startMs - 1000, slow.startMs).last;
+      const reactedAfterMs = firstTime(s.limit, s, slow.startMs, slow.endMs, (v) => v <= 0.8 * l0);
+      const lowest = stats(s.limit, s, slow.startMs, slow.endMs).min;
+      const recoveredAfterMs = firstTime(s.limit, s, healed.startMs, healed.endMs, (v) => v >= 0.8 * l0);
       const criteria = [
         atMost('reacts: time until the limit <= 0.8 x its pre-rise value', reactedAfterMs / 1000, 300, 's'),
         atMost('recovers: time until the limit >= 0.8 x its pre-rise value again', recoveredAfterMs / 1000, 600, 's'),

@@ -6,7 +6,7 @@ import { lognormal } from '../models/distributions';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
 import type { LimiterOptions } from '../../src/limiter/limiter';
-import { phase, phasesOf, resultOf, clientClock, simLimiter } from './common';
+import { phase, phasesOf, resultOf, simLimiter } from './common';
 
 /**
  * Scenario 3: the production case (spec §1, §10): the upstream's p50 goes from 0.35 s to 10.4 s
@@ -52,7 +52,7 @@ export function productionCase(seed = 0x5eed0003): Scenario {
         sampleEveryMs: 1000,
         upstream: { servers: 10_000, service: SERVICE },
         clients: (tools) => {
-          const b = breaker({ clock: clientClock(tools, 0) });
+          const b = breaker({ clock: tools.clock });
           b.onOpen((change) => {
             if (breakerOpenedAt !== breakerOpenedAt) breakerOpenedAt = change.at;
           });
@@ -67,7 +67,7 @@ export function productionCase(seed = 0x5eed0003): Scenario {
           sampleEveryMs: 1000,
           upstream: { servers: 10_000, service: SERVICE },
           clients: (tools) => {
-            const b = breaker({ clock: clientClock(tools, 0) });
+            const b = breaker({ clock: tools.clock });
             b.onOpen((change) => {
               if (pipelineBreakerOpenedAt !== pipelineBreakerOpenedAt) pipelineBreakerOpenedAt = change.at;
             });

@@ -7,7 +7,7 @@ import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { lognormal } from '../models/distributions';
 import { PoissonArrivals } from '../models/load';
 import { World, type WorldOptions } from '../models/world';
-import { steeringLimit, phase, phasesOf, resultOf, settleTime, clientClock, simLimiter, stats } from './common';
+import { phase, phasesOf, resultOf, settleTime, simLimiter, stats } from './common';
 
 /**
  * Retry storm (issue 18): an upstream whose capacity halves for 60 s, and clients that retry every
@@ -100,9 +100,9 @@ export function retryStorm(seed = 0x5eed0012): Scenario {
         upstream,
         rate,
         (tools) => {
-          resilixRetry = retry({ clock: clientClock(tools, 0), random: tools.random(1), maxAttempts: ATTEMPTS });
+          resilixRetry = retry({ clock: tools.clock, random: tools.random(1), maxAttempts: ATTEMPTS });
           const l = simLimiter(tools, 0, {});
-          const t = timeout({ timeoutMs: ATTEMPT_MS, clock: clientClock(tools, 0) });
+          const t = timeout({ timeoutMs: ATTEMPT_MS, clock: tools.clock });
           return [{ executor: pipeline(resilixRetry, l, t), limiter: l, timeoutMs: CALL_MS }];
         },
         () => resilixRetry,
@@ -146,7 +146,7 @@ export function retryStorm(seed = 0x5eed0012): Scenario {
       const halved = long[1]!;
       const restored = long[2]!;
       const settled = stats(s.limit, s, halved.startMs + 0.75 * (halved.endMs - halved.startMs), halved.endMs);
-      const settledAfterMs = settleTime(steeringLimit(s), s, halved.startMs, halved.endMs, 0.8 * HALF, 1.2 * HALF);
+      const settledAfterMs = settleTime(s.limit, s, halved.startMs, halved.endMs, 0.8 * HALF, 1.2 * HALF);
       const restoredLate = stats(
         s.goodputPerSec,
         s,

@@ -3,7 +3,7 @@ import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { lognormal } from '../models/distributions';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
-import { steeringLimit, phasesOf, resultOf, settleTime, simLimiter, stats, type Algorithm } from './common';
+import { phasesOf, resultOf, settleTime, simLimiter, stats, type Algorithm } from './common';
 
 /**
  * Scenario 7: the secret capacity of seed 002. The upstream handles 3 concurrent calls well; each
@@ -75,7 +75,7 @@ export function secretCapacity(algorithm: Algorithm, queueing = true, seed = 0x5
 
       const s = world.recorder.series;
       const settled = stats(s.limit, s, world.endMs / 2, world.endMs);
-      const foundAfterMs = settleTime(steeringLimit(s), s, 0, world.endMs, SECRET_CAPACITY - 1, SECRET_CAPACITY + 1);
+      const foundAfterMs = settleTime(s.limit, s, 0, world.endMs, SECRET_CAPACITY - 1, SECRET_CAPACITY + 1);
       const criteria = [within('limit (mean of the second half) vs secret capacity 3', settled.mean, 2, 4)];
       const p = world.recorder.summarize()[0]!;
       return resultOf(world, { name, title, algorithm }, runSeed, criteria, {

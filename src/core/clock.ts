@@ -17,14 +17,6 @@ export interface Clock {
    */
   now(): number;
   /**
-   * What to add to `now()` to read Unix epoch milliseconds. Limiters in different processes use it
-   * to hold their periodic re-measures of the no-load latency at the same instants (adr/0088), so
-   * that clients sharing an upstream drain it together. Optional: 0, the clock's own origin (a
-   * virtual clock shared by every limiter in a test is aligned with itself). The default clock
-   * gives `performance.timeOrigin`.
-   */
-  readonly epochOffsetMs?: number;
-  /**
    * Arms a one-shot timer for a per-call deadline. Optional: when a clock gives only `now`,
    * resilix arms deadlines on the platform's `setTimeout` (which is wrong for a virtual clock,
    * so a simulated clock must give both timer functions).
@@ -36,8 +28,6 @@ export interface Clock {
 /** A clock with every function present; what policies hold after construction. */
 export interface ResolvedClock {
   now(): number;
-  /** `now() + epochOffsetMs` is Unix epoch milliseconds, or the clock's own time when unknown (0). */
-  readonly epochOffsetMs: number;
   setTimer(callback: () => void, delayMs: number): TimerHandle;
   clearTimer(handle: TimerHandle): void;
 }
@@ -66,9 +56,6 @@ const readPlatformTime: () => number =
 /** The default clock: `performance.now()` and the platform's timers (unref'd where possible). */
 export const systemClock: ResolvedClock = Object.freeze({
   now: readPlatformTime,
-  // performance.now() counts from timeOrigin (Node: process start; Workers: 0, and now() is epoch
-  // time); Date.now, the fallback, is epoch time already.
-  epochOffsetMs: readPlatformTime !== Date.now && Number.isFinite(performance.timeOrigin) ? performance.timeOrigin : 0,
   setTimer: armPlatformTimer,
   clearTimer: clearPlatformTimer,
 });
@@ -99,12 +86,6 @@ export function resolveClock(clock: Clock | undefined, owner: string): ResolvedC
   if ((clock.setTimer === undefined) !== (clock.clearTimer === undefined)) {
     throw new TypeError(`resilix: ${owner} option "clock" must give both setTimer and clearTimer, or neither`);
   }
-  const offset: unknown = clock.epochOffsetMs;
-  if (offset !== undefined && !(typeof offset === 'number' && Number.isFinite(offset))) {
-    throw new TypeError(
-      `resilix: ${owner} option "clock" has epochOffsetMs ${describe(offset)}; it must be a finite number of milliseconds, or absent`,
-    );
-  }
   // Not frozen: its last reading changes (it is reachable only through a policy's internal `clock`).
   const resolved: ResolvedClock = new GuardedClock(
     clock,
@@ -122,15 +103,12 @@ export function resolveClock(clock: Clock | undefined, owner: string): ResolvedC
 class GuardedClock implements ResolvedClock {
   /** -Infinity until the first good reading: every finite reading is at or above it. */
   private lastMs = -Infinity;
-  readonly epochOffsetMs: number;
 
   constructor(
     private readonly source: Clock,
     readonly setTimer: (callback: () => void, delayMs: number) => TimerHandle,
     readonly clearTimer: (handle: TimerHandle) => void,
-  ) {
-    this.epochOffsetMs = source.epochOffsetMs ?? 0;
-  }
+  ) {}
 
   // Small on purpose (bytecode counts against V8's inlining budget of the settle path that reads
   // it; over budget, the limiter's window record is not inlined and boxes every fractional

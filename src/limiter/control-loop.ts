@@ -173,9 +173,9 @@ export class LimitControlLoop implements LimitController {
   /**
    * After a drain, the next clean window measures the baseline from calls admitted after it
    * (`sampleFrom`); 'set' replaces the baseline (first start, a raise), 'offer' may only lower it
-   * (a restart after idle), 'pool' pools it with the earlier re-measures (adr/0088). 'none' otherwise.
+   * (a restart after idle). 'none' otherwise.
    */
-  private baselineWindow: 'none' | 'set' | 'offer' | 'pool' = 'none';
+  private baselineWindow: 'none' | 'set' | 'offer' = 'none';
   private sampleFrom = -Infinity;
   /** The exit round's completion rate (per ms) and limit, for the baseline window after a drain. */
   private exitRate = 0;
@@ -189,7 +189,7 @@ export class LimitControlLoop implements LimitController {
   private settling = 0;
   private settlingSince = 0;
   /** What the current slow start's drain window does with the baseline. */
-  private pendingBaseline: 'set' | 'offer' | 'pool' = 'set';
+  private pendingBaseline: 'set' | 'offer' = 'set';
   /** The concurrency an overload window showed the upstream serves; growth holds there until `overloadUntil`. */
   private overloadCeiling = Number.NaN;
   private overloadUntil = -Infinity;
@@ -207,25 +207,9 @@ export class LimitControlLoop implements LimitController {
   private changeAt = 0;
   /** The fraction of the estimate the admitted limit still owes (see `apply`). */
   private carry = 0;
-  /** What to add to the clock to read wall-clock time: re-measures are aligned on it (adr/0088). */
-  private readonly epochOffsetMs: number;
-  /** The wall-clock period (of remeasureEveryMs) of the last re-measure; NaN before the first baseline. */
-  private remeasurePeriod = Number.NaN;
-  private remeasuredAtWindow = 0;
-  /** The limit a re-measure began from, restored when its window has measured; 0 otherwise. */
-  private restoreTo = 0;
-  /** Whether the last window was clean, without reduce signals, and its demand reached the limit. */
-  private binding = false;
-  /** Whether calls have marked (streams): they are not re-measured. */
-  private marks = false;
-  /** The re-measures' pooled samples since the last slow start: sum, sum of squares, count. */
-  private poolSum = 0;
-  private poolSquares = 0;
-  private poolCount = 0;
 
-  constructor(config: ControlConfig, tuning: ControlTuning = DEFAULT_TUNING, epochOffsetMs = 0) {
+  constructor(config: ControlConfig, tuning: ControlTuning = DEFAULT_TUNING) {
     this.config = config;
-    this.epochOffsetMs = epochOffsetMs;
     this.tuning = tuning;
     this.minLimit = config.minLimit;
     this.maxLimit = config.maxLimit;
@@ -358,7 +342,6 @@ export class LimitControlLoop implements LimitController {
    */
   private check(now: number): boolean {
     this.nextCheckAt = now + this.config.updateIntervalMs;
-    if (this.remeasureDue(now)) return this.remeasure(now);
     const window = this.window;
     // A slow-start round is one round trip; otherwise a window is at least its floor old.
     const floorMs = this.windowFloorMs();
@@ -369,101 +352,15 @@ export class LimitControlLoop implements LimitController {
     const ready =
       this.slowStart || this.settling > 0
         ? window.roundTrip || window.ready(now, floorMs)
-        : this.baselineWindow === 'pool'
-          ? window.ready(now, floorMs)
-          : this.baselineWindow !== 'none'
-            ? window.ready(now, floorMs, this.tuning.baselineSamples)
-            : window.ready(now, floorMs);
+        : this.baselineWindow !== 'none'
+          ? window.ready(now, floorMs, this.tuning.baselineSamples)
+          : window.ready(now, floorMs);
     return ready ? this.closeWindow(now) : false;
-  }
-
-  /**
-   * Whether a re-measure starts now (adr/0088): the first update check in a new period of
-   * remeasureEveryMs on the wall clock (so clients of one upstream, each in its own process,
-   * re-measure at the same instants), in congestion avoidance, with a baseline to check, after a
-   * clean window whose demand reached the limit (an app-limited client queues nothing and measures
-   * nothing new; a window with reduce signals is being cut already), at
-   * least remeasureGapWindows windows after the last one, and not for calls that mark (a stream's
-   * drain takes its whole hold to show, while its callers wait).
-   */
-  private remeasureDue(now: number): boolean {
-    const every = this.tuning.remeasureEveryMs;
-    if (
-      !(every > 0) ||
-      !this.algorithm.latencyDriven ||
-      this.slowStart ||
-      this.settling > 0 ||
-      this.baselineWindow !== 'none' ||
-      !this.binding ||
-      this.marks ||
-      !(this.baseline.valueMs === this.baseline.valueMs)
-    )
-      return false;
-    const period = Math.floor((now + this.epochOffsetMs) / every);
-    if (!(this.remeasurePeriod === this.remeasurePeriod)) this.remeasurePeriod = period;
-    return (
-      period !== this.remeasurePeriod && this.windowsClosed - this.remeasuredAtWindow > this.tuning.remeasureGapWindows
-    );
-  }
-
-  /**
-   * A re-measure (adr/0088): down to drainGain x the limit, as a slow start's drain; one round
-   * trip lets the queue empty, and the next window, with calls admitted from now on, measures the
-   * no-load latency. Its end restores the limit the re-measure began from.
-   */
-  private remeasure(now: number): boolean {
-    this.remeasurePeriod = Math.floor((now + this.epochOffsetMs) / this.tuning.remeasureEveryMs);
-    this.remeasuredAtWindow = this.windowsClosed;
-    this.restoreTo = this.estimate;
-    this.exitRate = 0;
-    this.pendingBaseline = 'pool';
-    this.endSlowStart(now);
-    this.window.restart(now);
-    return this.apply(this.clamp(this.estimate * this.tuning.drainGain), 'remeasure', now);
-  }
-
-  /**
-   * A re-measure's window (adr/0088), for vegas: its samples join those of the re-measures since
-   * the last measurement by other means, and the baseline falls to their pooled mean when that
-   * is lower by more than startupNoiseZ (95%) of its standard errors, once it holds ROUND_SAMPLES.
-   * It never rises here: a drained window reads the no-load latency or more (another client's
-   * queue that did not drain, a capacity below half our limit), never less, so it bounds the
-   * no-load latency from above. A window at half the limit is short; pooled, the windows measure
-   * it as precisely as clients sharing an upstream need (each client's share goes as
-   * 1 / (1 - baseline / latency), so baselines a few percent apart split the capacity unevenly).
-   * gradient2's quantile does not pool: a window lower past fallZ of its noise lowers it.
-   */
-  private measurePooled(n: number, meanMs: number, cv: number, statMs: number, statSe: number): true {
-    const baseline = this.baseline;
-    const fallZ = this.tuning.fallZ;
-    if (!this.steersOnMean) {
-      if (statMs < baseline.valueMs * (1 - fallZ * statSe)) baseline.offer(statMs, meanMs);
-      return true;
-    }
-    const sd = cv * meanMs;
-    this.poolSum += n * meanMs;
-    this.poolSquares += (n - 1) * sd * sd + n * meanMs * meanMs;
-    this.poolCount += n;
-    const count = this.poolCount;
-    const pooled = this.poolSum / count;
-    const variance = count > 1 ? (this.poolSquares - count * pooled * pooled) / (count - 1) : 0;
-    const se = variance > 0 ? Math.sqrt(variance / count) / pooled : 0;
-    // (A spread measured on fewer than ROUND_SAMPLES samples is itself too noisy to judge by.)
-    if (count >= ROUND_SAMPLES && pooled < baseline.valueMs * (1 - this.tuning.startupNoiseZ * se)) {
-      baseline.offer(pooled, pooled);
-    }
-    return true;
-  }
-
-  /** True during a re-measure: its settling round trip and its measuring window (adr/0088). */
-  private remeasuring(): boolean {
-    return this.pendingBaseline === 'pool' && (this.settling > 0 || this.baselineWindow !== 'none');
   }
 
   /** The settle of a call that marked: its hold after the mark, and the time it was learnt. */
   private settleMarked(now: number, startedAt: number, latencyMs: number): boolean {
     this.window.recordHold(now - startedAt - latencyMs);
-    this.marks = true;
     this.lastLearnedAt = now;
     return false;
   }
@@ -487,7 +384,6 @@ export class LimitControlLoop implements LimitController {
       baselineMs: baselineMs === baselineMs ? baselineMs : undefined,
       latencyMs: latencyMs === latencyMs ? latencyMs : undefined,
       slowStart: this.slowStart,
-      remeasuring: this.remeasuring(),
       windows: this.windowsClosed,
       baselineRaises: this.baseline.raises,
       lastChange: this.hasChange ? this.lastChange() : undefined,
@@ -529,10 +425,7 @@ export class LimitControlLoop implements LimitController {
         statSe = (QUANTILE_SE_FACTOR * cv) / Math.sqrt(summary.samples);
         if (meanMs > 0 && quantileMs > meanMs) summary.tailRatio = quantileMs / meanMs;
       }
-      // A re-measure's windows, at half the limit, are not the steering's latency (adr/0088):
-      // they stay out of the smoothing, whose fall rule would take their low reading for the
-      // baseline (short windows read low: their slow calls have not come back).
-      if (!this.remeasuring()) this.signal.add(statMs);
+      this.signal.add(statMs);
       summary.quantileNoise = tuning.noiseZ * statSe;
     }
     // The expected tail (adr/0037): vegas and gradient2 count as reduce signals only the timeouts
@@ -562,28 +455,14 @@ export class LimitControlLoop implements LimitController {
       summary.latencyMs = Number.NaN;
       measured = true;
     } else if (clean && this.baselineWindow !== 'none') {
-      // The window after a drain measures the no-load latency (adr/0045); a re-measure pools it
-      // (adr/0088), and any other measurement starts the pool anew (its samples describe an
-      // upstream that has since changed).
-      if (this.baselineWindow === 'pool') {
-        measured = this.measurePooled(summary.samples, meanMs, window.latencyCv(), statMs, statSe);
-      } else {
-        measured =
-          this.baselineWindow === 'set' ? baseline.set(statMs, meanMs) : baseline.offer(statMs, meanMs) !== 'none';
-        this.poolSum = 0;
-        this.poolSquares = 0;
-        this.poolCount = 0;
-      }
+      // The window after a drain measures the no-load latency (adr/0045).
+      measured =
+        this.baselineWindow === 'set' ? baseline.set(statMs, meanMs) : baseline.offer(statMs, meanMs) !== 'none';
       measuredBaseline = measured;
-      // A drain's window restarts the latency smoothing from what it measured. A re-measure's,
-      // short and at half the limit, stays out of it: the smoothing is the steering's latency,
-      // and the fall rule would take the re-measure's (truncated, low) reading for the baseline.
-      if (this.baselineWindow !== 'pool') {
-        this.signal.reset();
-        this.signal.add(statMs);
-      }
       this.baselineWindow = 'none';
       this.sampleFrom = -Infinity;
+      this.signal.reset();
+      this.signal.add(statMs);
       summary.latencyMs = statMs;
     } else {
       // The baseline falls to the smoothed latency, and only by more than the window's noise: the
@@ -733,15 +612,8 @@ export class LimitControlLoop implements LimitController {
           next = target < this.exitLimit ? target : this.exitLimit;
           reason = 'drain';
         }
-        if (measuredBaseline && this.restoreTo > estimate) {
-          next = this.restoreTo;
-          reason = 'remeasure';
-        }
       }
-      if (measuredBaseline) {
-        this.exitRate = 0;
-        this.restoreTo = 0;
-      }
+      if (measuredBaseline) this.exitRate = 0;
     } else if (
       latencyDriven &&
       clean &&
@@ -791,11 +663,10 @@ export class LimitControlLoop implements LimitController {
           next = overloadCeiling > estimate ? overloadCeiling : estimate;
           reason = 'overload-hold';
         }
-        // (Not for a drain's target, nor a re-measure's restore: the demand reached the limit they
-        // drain from.)
+        // (Not for a drain's target: the exit round's demand reached the limit it drains from.)
         const demandCeiling = tuning.appLimitedFactor * summary.peakInflight;
         const ceiling = demandCeiling > this.config.initialLimit ? demandCeiling : this.config.initialLimit;
-        if (next > ceiling && reason !== 'drain' && reason !== 'remeasure') {
+        if (next > ceiling && reason !== 'drain') {
           next = ceiling > estimate ? ceiling : estimate;
           reason = 'app-limited';
         }
@@ -813,8 +684,6 @@ export class LimitControlLoop implements LimitController {
       this.lastWindowMs = statMs;
       this.lastWindowLimit = estimate;
     }
-    // A re-measure follows only a clean window whose demand reached the limit (see remeasureDue).
-    this.binding = clean && !pressured && summary.peakInflight >= this.limit;
     // The limit a window without reduce signals used to the full (its demand reached it).
     if (!pressured && summary.samples > 0 && summary.peakInflight >= this.limit) this.servedLimit = this.limit;
     else if (summary.overloads > 0 && this.servedLimit >= this.limit) this.servedLimit = this.limit - 1;
@@ -874,9 +743,6 @@ export class LimitControlLoop implements LimitController {
 
   /** Starts a slow start from the current limit; its drain measures the baseline as `mode` says. */
   private startSlowStart(mode: 'set' | 'offer'): void {
-    this.poolSum = 0;
-    this.poolSquares = 0;
-    this.poolCount = 0;
     if (this.config.algorithm === 'fixed' || !(this.tuning.startupGain > 0)) return;
     this.slowStart = true;
     this.idleRounds = 0;
@@ -978,10 +844,6 @@ export class LimitControlLoop implements LimitController {
 }
 
 /** The control loop behind `limiter()`; `config` comes from `resolveControlConfig`. */
-export function createLimitController(
-  config: ControlConfig,
-  tuning: ControlTuning = DEFAULT_TUNING,
-  epochOffsetMs = 0,
-): LimitController {
-  return new LimitControlLoop(config, tuning, epochOffsetMs);
+export function createLimitController(config: ControlConfig, tuning: ControlTuning = DEFAULT_TUNING): LimitController {
+  return new LimitControlLoop(config, tuning);
 }

@@ -175,24 +175,6 @@ export interface ControlTuning {
    * Netflix's VegasLimit and Gradient2Limit hold when inflight < limit / 2: a factor of 2.
    */
   readonly appLimitedFactor: number;
-  /**
-   * Re-measure (adr/0088): every this many milliseconds of wall-clock time, at the same instants
-   * in every process (the clock's epochOffsetMs), the loop drains to drainGain x its limit for a
-   * round trip and measures the no-load latency again in the window after it, then restores the
-   * limit. Clients sharing an upstream each keep their band queued there, and a client that
-   * measured its baseline behind the others' queue takes it for no-load latency; only a drain by
-   * all at once shows the upstream empty (BBR's ProbeRTT, which its flows fall into together
-   * every 10 s; Envoy re-measures its minRTT every 60 s). Ours: 30 s, between the two: four
-   * re-measures in the two minutes a scenario settles in, at a cost of one window in fifteen at
-   * half the limit. 0 = off.
-   */
-  readonly remeasureEveryMs: number;
-  /**
-   * ...and at least this many windows after the last one, so that a client whose windows are long
-   * (low traffic: a window waits for its samples) is not always re-measuring. Ours: 5, at most one
-   * window in six.
-   */
-  readonly remeasureGapWindows: number;
 }
 
 /** The shipped tuning. */
@@ -225,6 +207,4 @@ export const DEFAULT_TUNING: ControlTuning = Object.freeze({
   dither: true,
   timeoutTail: true,
   appLimitedFactor: 2,
-  remeasureEveryMs: 30_000,
-  remeasureGapWindows: 5,
 });

@@ -13,8 +13,7 @@ export type AlgorithmName = 'vegas' | 'gradient2' | 'aimd' | 'fixed';
  * Why the limit moved (or held) at a window close; each names the step it took.
  *
  * - the slow start (adr/0045): 'slow-start' (no queue yet: doubled), 'drain' (left the slow start
- *   with a queue: down to the concurrency the upstream served); 'remeasure' (adr/0088: down to
- *   half for a round trip and a window that measures the no-load latency, then back);
+ *   with a queue: down to the concurrency the upstream served);
  * - vegas: 'no-queue', 'queue-below-alpha' (grow), 'queue-within-band' (hold), 'queue-above-beta'
  *   (shrink), 'invalid-band' (a user alpha/beta returned nonsense: hold);
  * - gradient2: 'latency-within-tolerance', 'headroom' (grow), 'latency-above-tolerance' (shrink);
@@ -31,7 +30,6 @@ export type AlgorithmName = 'vegas' | 'gradient2' | 'aimd' | 'fixed';
 export type LimitChangeReason =
   | 'slow-start'
   | 'drain'
-  | 'remeasure'
   | 'no-queue'
   | 'queue-below-alpha'
   | 'queue-within-band'
@@ -80,11 +78,6 @@ export interface LimitControllerSnapshot {
   readonly latencyMs: number | undefined;
   /** True while the slow start runs (adr/0045). */
   readonly slowStart: boolean;
-  /**
-   * True while the loop measures its no-load latency: after a slow start's drain, and during a
-   * re-measure (adr/0088), the limit is held low on purpose for a round trip and a window.
-   */
-  readonly remeasuring: boolean;
   /** Windows closed since construction. */
   readonly windows: number;
   /** Times the baseline was re-taken upwards (adr/0047). */

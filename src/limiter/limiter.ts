@@ -139,10 +139,9 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   constructor(options?: LimiterOptions, internal?: { controller?: LimitController; tuning?: ControlTuning }) {
     const o = optionsObject<LimiterOptions>('limiter', options);
     knownOptions('limiter', o, LIMITER_OPTION_NAMES);
-    const clock = resolveClock(o.clock, 'limiter');
     const controller =
-      internal?.controller ??
-      createLimitController(sharedIfDefault(resolveControlConfig(o, 'limiter')), internal?.tuning, clock.epochOffsetMs);
+      internal?.controller ?? createLimitController(sharedIfDefault(resolveControlConfig(o, 'limiter')), internal?.tuning);
+    const clock = resolveClock(o.clock, 'limiter');
     const queueing = resolveQueueing(o.queueing);
     const queueOrder = choiceOption<QueueOrder>(
       'limiter',

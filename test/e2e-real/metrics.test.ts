@@ -16,12 +16,11 @@ import {
  * sockets are in the script; what its figures mean is pinned here, with exact numbers.
  */
 
-const sample = (tMs: number, limit: number, upstreamInflight = 0, remeasuring = false): Sample => ({
+const sample = (tMs: number, limit: number, upstreamInflight = 0): Sample => ({
   tMs,
   limit,
   upstreamInflight,
   queued: 0,
-  remeasuring,
 });
 
 describe('quantile', () => {
@@ -177,7 +176,6 @@ describe('the criteria of a run of the defaults', () => {
     goodput,
     upstream: { p50: p90, p90, p99: p90 },
     limit: { median, p10: median, p90: median, mean: median },
-    steeringLimit: { median, p10: median, p90: median, mean: median },
   });
 
   it('meets each bound at its edge: 0.9 x best goodput, 2 x no-load p90, 0.7 and 2 x knee', () => {
@@ -215,15 +213,6 @@ describe('the criteria of a run of the defaults', () => {
   });
 });
 
-describe('re-convergence leaves the re-measures out', () => {
-  it('does not count a re-measure dip after the limit settled as leaving the band', () => {
-    const samples = [sample(0, 2), sample(100, 5), sample(200, 5), sample(300, 2, 0, true), sample(400, 5)];
-    expect(reconvergenceMs(samples, 0, 1_000, 4, 6)).toBe(100);
-    const counted = samples.map((s) => ({ ...s, remeasuring: false }));
-    expect(reconvergenceMs(counted, 0, 1_000, 4, 6)).toBe(400);
-  });
-});
-
 describe('the limit swing (issue 20 item 4)', () => {
   const knee = { knee: 5, bestGoodput: 200, bestCap: 8 };
   const swing = (p10: number, median: number, p90: number) =>
@@ -232,7 +221,7 @@ describe('the limit swing (issue 20 item 4)', () => {
       'r',
       {
         ...figuresOf([], [], 0, 1_000),
-        steeringLimit: { median, p10, p90, mean: median },
+        limit: { median, p10, p90, mean: median },
       },
       knee,
       25,
@@ -242,21 +231,13 @@ describe('the limit swing (issue 20 item 4)', () => {
     expect(swing(8, 10, 12).pass).toBe(true);
     expect(swing(7.9, 10, 12).pass).toBe(false);
     expect(swing(8, 10, 12.1).pass).toBe(false);
-    expect(swing(8, 10, 12).measured).toMatch(/^20% \(p10 8.0, median 10.0, p90 12.0; re-measuring 0% of the time\)$/);
+    expect(swing(8, 10, 12).measured).toBe("20% (p10 8.0, median 10.0, p90 12.0)");
   });
 
   it('is never tighter than one call: the limit is an integer', () => {
     expect(swing(2, 3, 4).pass).toBe(true);
     expect(swing(2, 3, 4).bound).toBe('<= 33% (+-20% of the median, at least one call)');
     expect(swing(1, 3, 4).pass).toBe(false);
-  });
-
-  it('leaves out the samples taken during a re-measure (adr/0088), and reports their share', () => {
-    const samples = [sample(0, 10), sample(100, 10), sample(200, 5, 0, true), sample(300, 10)];
-    const f = figuresOf([], samples, 0, 1_000);
-    expect(f.limit.p10).toBe(5);
-    expect(f.steeringLimit).toMatchObject({ p10: 10, median: 10, p90: 10 });
-    expect(f.remeasureShare).toBe(0.25);
   });
 });
 

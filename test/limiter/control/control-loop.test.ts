@@ -40,7 +40,6 @@ describe('the control loop: shape', () => {
       baselineMs: undefined,
       latencyMs: undefined,
       slowStart: true,
-      remeasuring: false,
       windows: 0,
       baselineRaises: 0,
       lastChange: undefined,

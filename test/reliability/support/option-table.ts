@@ -280,7 +280,7 @@ export function describeRange(r: OptionRow): string {
     case 'choice':
       return k.choices.map((c) => `'${c}'`).join(' \\| ');
     case 'clock':
-      return '{ now(), setTimer?, clearTimer?, epochOffsetMs? } (both timer functions or neither)';
+      return '{ now(), setTimer?, clearTimer? } (both timer functions or neither)';
     case 'executor':
       return 'an object with execute()';
     case 'queueing':
@@ -366,11 +366,6 @@ export function renderOptionsDoc(): string {
     'reading that is not a finite number (NaN, Infinity, not a number), or a `now()` that throws, repeats',
     'the last good reading; a throw is also reported (to `reportError`, else `console.error`). Before the',
     'first good reading, a bad one reads as 0.',
-    '',
-    '`epochOffsetMs` (optional, a finite number): what to add to `now()` to read Unix epoch milliseconds.',
-    'Limiters align their periodic re-measures of the no-load latency on it, so the processes of a fleet',
-    "drain a shared upstream together (adr/0088). Absent: 0, the clock's own origin. The default clock's",
-    'is `performance.timeOrigin`.',
     '',
     '## execute(fn, options)',
     '',

@@ -66,7 +66,6 @@ export class StandInController implements LimitController {
       baselineMs: undefined,
       latencyMs: undefined,
       slowStart: false,
-      remeasuring: false,
       windows: 0,
       baselineRaises: 0,
       lastChange: undefined,

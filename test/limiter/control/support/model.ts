@@ -52,8 +52,6 @@ export interface Sample {
   baselineMs: number | undefined;
   latencyMs: number | undefined;
   inflight: number;
-  /** The loop was re-measuring its no-load latency (adr/0088): limit held at half on purpose. */
-  remeasuring: boolean;
 }
 
 export interface ModelRun {
@@ -233,7 +231,6 @@ export function runModel(options: ModelOptions): ModelRun {
         baselineMs: snapshot.baselineMs,
         latencyMs: snapshot.latencyMs,
         inflight,
-        remeasuring: snapshot.remeasuring === true,
       });
       nextSampleAt += sampleEveryMs;
       continue;
@@ -285,8 +282,6 @@ export interface Span {
   throughput: number;
   meanLatencyMs: number;
   lastBaselineMs: number;
-  /** The share of samples taken while the loop measured (adr/0088); the limit figures leave them out. */
-  remeasureShare: number;
 }
 
 /** Statistics of the limit over [fromMs, toMs). */
@@ -298,15 +293,8 @@ export function span(run: ModelRun, fromMs: number, toMs: number): Span {
   let latencySum = 0;
   let latencyCount = 0;
   let lastBaselineMs = Number.NaN;
-  let remeasuring = 0;
   for (const sample of run.samples) {
     if (sample.atMs < fromMs || sample.atMs >= toMs) continue;
-    if (sample.baselineMs !== undefined) lastBaselineMs = sample.baselineMs;
-    // The steering's figures: a re-measure holds the limit at half on purpose (adr/0088).
-    if (sample.remeasuring) {
-      remeasuring++;
-      continue;
-    }
     sum += sample.limit;
     count++;
     if (sample.limit < low) low = sample.limit;
@@ -315,6 +303,7 @@ export function span(run: ModelRun, fromMs: number, toMs: number): Span {
       latencySum += sample.latencyMs;
       latencyCount++;
     }
+    if (sample.baselineMs !== undefined) lastBaselineMs = sample.baselineMs;
   }
   let done = 0;
   for (let index = 0; index < run.completed; index++) {
@@ -330,7 +319,6 @@ export function span(run: ModelRun, fromMs: number, toMs: number): Span {
     throughput: done / ((toMs - fromMs) / 1000),
     meanLatencyMs: latencySum / latencyCount,
     lastBaselineMs,
-    remeasureShare: remeasuring / (count + remeasuring),
   };
 }
 
@@ -345,7 +333,7 @@ export function fmt(value: number, digits = 1): string {
 export function settledAfter(run: ModelRun, fromMs: number, toMs: number, target: number, tolerance: number): number {
   let settledAt = Number.NaN;
   for (const sample of run.samples) {
-    if (sample.atMs < fromMs || sample.atMs >= toMs || sample.remeasuring) continue;
+    if (sample.atMs < fromMs || sample.atMs >= toMs) continue;
     const inside = Math.abs(sample.limit - target) <= tolerance * target;
     if (!inside) settledAt = Number.NaN;
     else if (Number.isNaN(settledAt)) settledAt = sample.atMs;
@@ -357,8 +345,7 @@ export function settledAfter(run: ModelRun, fromMs: number, toMs: number, target
 export function lowestLimit(run: ModelRun, fromMs: number, toMs: number): number {
   let lowest = Infinity;
   for (const sample of run.samples) {
-    if (sample.atMs >= fromMs && sample.atMs < toMs && !sample.remeasuring && sample.limit < lowest)
-      lowest = sample.limit;
+    if (sample.atMs >= fromMs && sample.atMs < toMs && sample.limit < lowest) lowest = sample.limit;
   }
   return lowest;
 }
