@@ -62,14 +62,7 @@ export function baselineShift(algorithm: Algorithm, path: AdmissionPath = 'execu
       const beforeSettled = stats(s.limit, s, before.startMs + 0.75 * (before.endMs - before.startMs), before.endMs);
       const afterSettled = stats(s.limit, s, after.startMs + 0.75 * (after.endMs - after.startMs), after.endMs);
       const afterLowest = stats(s.limit, s, after.startMs, after.endMs).min;
-      const returnedAfterMs = settleTime(
-        s.limit,
-        s,
-        after.startMs,
-        after.endMs,
-        0.8 * capacity,
-        1.2 * capacity,
-      );
+      const returnedAfterMs = settleTime(s.limit, s, after.startMs, after.endMs, 0.8 * capacity, 1.2 * capacity);
       const criteria = [
         within(`limit before the shift vs capacity ${capacity}`, beforeSettled.mean, 0.8 * capacity, 1.2 * capacity),
         within(

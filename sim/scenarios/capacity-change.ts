@@ -63,22 +63,8 @@ export function capacityHalves(algorithm: Algorithm, path: AdmissionPath = 'exec
       const fullSettled = settledIn(phases[0]!);
       const halvedSettled = settledIn(phases[1]!);
       const restoredSettled = settledIn(phases[2]!);
-      const halvedAfterMs = settleTime(
-        s.limit,
-        s,
-        phases[1]!.startMs,
-        phases[1]!.endMs,
-        0.8 * half,
-        1.2 * half,
-      );
-      const restoredAfterMs = settleTime(
-        s.limit,
-        s,
-        phases[2]!.startMs,
-        phases[2]!.endMs,
-        0.8 * full,
-        1.2 * full,
-      );
+      const halvedAfterMs = settleTime(s.limit, s, phases[1]!.startMs, phases[1]!.endMs, 0.8 * half, 1.2 * half);
+      const restoredAfterMs = settleTime(s.limit, s, phases[2]!.startMs, phases[2]!.endMs, 0.8 * full, 1.2 * full);
       const criteria = [
         within(`limit at capacity ${full} (mean of the phase's last 25%)`, fullSettled.mean, 0.8 * full, 1.2 * full),
         within(`limit after capacity halves to ${half}`, halvedSettled.mean, 0.8 * half, 1.2 * half),

@@ -140,7 +140,8 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
     const o = optionsObject<LimiterOptions>('limiter', options);
     knownOptions('limiter', o, LIMITER_OPTION_NAMES);
     const controller =
-      internal?.controller ?? createLimitController(sharedIfDefault(resolveControlConfig(o, 'limiter')), internal?.tuning);
+      internal?.controller ??
+      createLimitController(sharedIfDefault(resolveControlConfig(o, 'limiter')), internal?.tuning);
     const clock = resolveClock(o.clock, 'limiter');
     const queueing = resolveQueueing(o.queueing);
     const queueOrder = choiceOption<QueueOrder>(

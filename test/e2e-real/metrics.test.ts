@@ -231,7 +231,7 @@ describe('the limit swing (issue 20 item 4)', () => {
     expect(swing(8, 10, 12).pass).toBe(true);
     expect(swing(7.9, 10, 12).pass).toBe(false);
     expect(swing(8, 10, 12.1).pass).toBe(false);
-    expect(swing(8, 10, 12).measured).toBe("20% (p10 8.0, median 10.0, p90 12.0)");
+    expect(swing(8, 10, 12).measured).toBe('20% (p10 8.0, median 10.0, p90 12.0)');
   });
 
   it('is never tighter than one call: the limit is an integer', () => {
