@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_TUNING, type ControlTuning } from '../src/limiter/control-tuning';
-import type { SweepRun } from './sweep-seeds';
+import { positiveIntegerFlag, type SweepRun } from './sweep-seeds';
 
 interface Variant {
   readonly name: string;
@@ -139,12 +139,8 @@ function main(): void {
     },
     allowPositionals: true,
   });
-  const seeds = Number(values.seeds);
-  const jobs = Number(values.jobs);
-  if (!Number.isInteger(seeds) || seeds < 1)
-    throw new RangeError(`--seeds must be a positive integer; got ${values.seeds}`);
-  if (!Number.isInteger(jobs) || jobs < 1)
-    throw new RangeError(`--jobs must be a positive integer; got ${values.jobs}`);
+  const seeds = positiveIntegerFlag('seeds', values.seeds);
+  const jobs = positiveIntegerFlag('jobs', values.jobs);
   const chosen =
     positionals.length === 0 ? VARIANTS : VARIANTS.filter((v) => v.name === 'shipped' || positionals.includes(v.name));
   const dir = values.dir ?? mkdtempSync(join(tmpdir(), 'resilix-ablation-'));

@@ -38,3 +38,10 @@ export interface SweepRun {
 }
 
 export { formatSeed };
+
+/** A command-line count (`--seeds`, `--jobs`): a positive integer, or a RangeError naming the flag. */
+export function positiveIntegerFlag(flag: string, raw: string | undefined): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`--${flag} must be a positive integer; got ${raw}`);
+  return value;
+}

@@ -17,7 +17,7 @@ import { fmt } from './engine/criteria';
 import { formatTable } from './report/table';
 import { acceptanceScenarios } from './scenarios/index';
 import { KNOWN_LIBRARY_FAILURES, SWEEP_SEEDS } from './known-failures';
-import { isGated, sweepSeed, type SweepRun } from './sweep-seeds';
+import { isGated, positiveIntegerFlag, sweepSeed, type SweepRun } from './sweep-seeds';
 
 interface Job {
   readonly scenario: string;
@@ -116,12 +116,8 @@ async function main(): Promise<void> {
     },
     allowPositionals: true,
   });
-  const seeds = Number(values.seeds);
-  const jobs = Number(values.jobs);
-  if (!Number.isInteger(seeds) || seeds < 1)
-    throw new RangeError(`--seeds must be a positive integer; got ${values.seeds}`);
-  if (!Number.isInteger(jobs) || jobs < 1)
-    throw new RangeError(`--jobs must be a positive integer; got ${values.jobs}`);
+  const seeds = positiveIntegerFlag('seeds', values.seeds);
+  const jobs = positiveIntegerFlag('jobs', values.jobs);
   const all = acceptanceScenarios();
   const selected = (
     positionals.length === 0

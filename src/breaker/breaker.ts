@@ -7,6 +7,7 @@ import type { Observation } from '../core/observation';
 import { functionOption } from '../core/options';
 import type { Policy } from '../core/policy';
 import type { BreakerPort, CallPlan } from '../core/ports';
+import { callPlan } from '../core/ports';
 import { runCall } from '../core/run-call';
 import { BrokenCircuitError } from '../errors/broken-circuit-error';
 import {
@@ -139,17 +140,7 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
   }
 
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
-    this.ownPlan ??= {
-      clock: this.clock,
-      breaker: this,
-      limiter: undefined,
-      bulkhead: undefined,
-      timeout: undefined,
-      classify: this.classifier,
-      events: undefined,
-      observation: undefined,
-      observationInUse: false,
-    };
+    this.ownPlan ??= callPlan(this.clock, { breaker: this }, this.classifier);
     return runCall(this.ownPlan, fn, options);
   }
 

@@ -225,18 +225,7 @@ function resolveConfig(options: Partial<BreakerOptions>): BreakerConfig {
 const DEFAULT_CONFIG: BreakerConfig = resolveConfig({});
 
 const BREAKER_OPTION_NAMES: readonly (keyof BreakerOptions)[] = [
-  'failureRateThreshold',
-  'slowCallRateThreshold',
-  'slowCallDurationMs',
-  'minSamples',
-  'lowTrafficMinSamples',
-  'windowMs',
-  'buckets',
-  'consecutiveFailures',
-  'openMs',
-  'backoffMultiplier',
-  'maxOpenMs',
-  'halfOpenProbes',
+  ...TUNING_OPTIONS,
   'clock',
   'wallClock',
   'classify',

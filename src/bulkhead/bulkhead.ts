@@ -7,6 +7,7 @@ import type { Observation } from '../core/observation';
 import { functionOption, knownOptions, optionsObject, requireNumber } from '../core/options';
 import type { Policy } from '../core/policy';
 import type { BulkheadPort, CallPlan } from '../core/ports';
+import { callPlan } from '../core/ports';
 import { runCall, runPlain } from '../core/run-call';
 import { BulkheadFullError } from '../errors/bulkhead-full-error';
 
@@ -75,17 +76,7 @@ export class Bulkhead implements Policy<BulkheadSnapshot>, BulkheadPort {
     if (options === undefined && this.classifier === undefined && this.events === undefined) {
       return runPlain(this, fn);
     }
-    this.ownPlan ??= {
-      clock: this.clock,
-      breaker: undefined,
-      limiter: undefined,
-      bulkhead: this,
-      timeout: undefined,
-      classify: this.classifier,
-      events: undefined,
-      observation: undefined,
-      observationInUse: false,
-    };
+    this.ownPlan ??= callPlan(this.clock, { bulkhead: this }, this.classifier);
     return runCall(this.ownPlan, fn, options);
   }
 

@@ -92,6 +92,32 @@ export interface CallPlan {
   observationInUse: boolean;
 }
 
+/** The ports a plan runs through; absent ones are not in the call. */
+export interface PlanPorts {
+  readonly breaker?: BreakerPort | undefined;
+  readonly limiter?: LimiterPort | undefined;
+  readonly bulkhead?: BulkheadPort | undefined;
+  readonly timeout?: TimeoutPort | undefined;
+}
+
+/**
+ * A call plan: every field present, in one order, so every plan shares one shape (the call runner
+ * reads them monomorphically) whichever policy or pipeline made it.
+ */
+export function callPlan(clock: ResolvedClock, ports: PlanPorts, classify: Classifier | undefined): CallPlan {
+  return {
+    clock,
+    breaker: ports.breaker,
+    limiter: ports.limiter,
+    bulkhead: ports.bulkhead,
+    timeout: ports.timeout,
+    classify,
+    events: undefined,
+    observation: undefined,
+    observationInUse: false,
+  };
+}
+
 /** The call runner's reusable Observation: every field present, the optional ones maybe undefined. @internal */
 export interface MutableObservation extends Observation {
   verdict: Verdict;

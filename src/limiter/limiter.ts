@@ -14,6 +14,7 @@ import {
 import type { Observation } from '../core/observation';
 import type { Policy } from '../core/policy';
 import type { CallPlan, LimiterPort } from '../core/ports';
+import { callPlan } from '../core/ports';
 import { runCall } from '../core/run-call';
 import { Admission, type AdmissionCounters, type QueueingConfig } from './admission';
 import { resolveControlConfig, type ControlConfig, type ControlOptions } from './control-config';
@@ -168,17 +169,7 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   }
 
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
-    this.ownPlan ??= {
-      clock: this.clock,
-      breaker: undefined,
-      limiter: this,
-      bulkhead: undefined,
-      timeout: undefined,
-      classify: this.classifier,
-      events: undefined,
-      observation: undefined,
-      observationInUse: false,
-    };
+    this.ownPlan ??= callPlan(this.clock, { limiter: this }, this.classifier);
     return runCall(this.ownPlan, fn, options);
   }
 

@@ -8,6 +8,7 @@ import type { Observation } from '../core/observation';
 import { functionOption, knownOptions } from '../core/options';
 import { isPolicy, POLICY_ORDER, type Policy, type PolicyKind, type RetryPort } from '../core/policy';
 import type { BreakerPort, BulkheadPort, CallPlan, LimiterPort, TimeoutPort } from '../core/ports';
+import { callPlan } from '../core/ports';
 import { runCall } from '../core/run-call';
 import type { LimiterSnapshot } from '../limiter/limiter';
 import type { RetrySnapshot } from '../retry/retry';
@@ -68,17 +69,16 @@ export class Pipeline implements Executor {
     }
     knownOptions('pipeline', options, ['classify']);
     this.policies = Object.freeze([...policies]);
-    this.plan = {
+    this.plan = callPlan(
       clock,
-      breaker: byKind.breaker?.port as BreakerPort | undefined,
-      limiter: byKind.limiter?.port as LimiterPort | undefined,
-      bulkhead: byKind.bulkhead?.port as BulkheadPort | undefined,
-      timeout: byKind.timeout?.port as TimeoutPort | undefined,
-      classify: functionOption<Classifier>('pipeline', 'classify', options.classify),
-      events: undefined,
-      observation: undefined,
-      observationInUse: false,
-    };
+      {
+        breaker: byKind.breaker?.port as BreakerPort | undefined,
+        limiter: byKind.limiter?.port as LimiterPort | undefined,
+        bulkhead: byKind.bulkhead?.port as BulkheadPort | undefined,
+        timeout: byKind.timeout?.port as TimeoutPort | undefined,
+      },
+      functionOption<Classifier>('pipeline', 'classify', options.classify),
+    );
     this.retry = byKind.retry?.port as RetryPort | undefined;
   }
 

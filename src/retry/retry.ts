@@ -13,6 +13,7 @@ import {
 } from '../core/options';
 import type { Policy, RetryPort } from '../core/policy';
 import type { CallPlan } from '../core/ports';
+import { callPlan } from '../core/ports';
 import { runCall, type AttemptHook } from '../core/run-call';
 import type { Verdict } from '../core/verdict';
 import { isBrokenCircuitError } from '../errors/broken-circuit-error';
@@ -178,17 +179,7 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
    * wait included; `options.signal` cancels it, a pending wait included.
    */
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
-    this.ownPlan ??= {
-      clock: this.clock,
-      breaker: undefined,
-      limiter: undefined,
-      bulkhead: undefined,
-      timeout: undefined,
-      classify: this.classifier,
-      events: undefined,
-      observation: undefined,
-      observationInUse: false,
-    };
+    this.ownPlan ??= callPlan(this.clock, {}, this.classifier);
     return this.run(this.ownPlan, fn, options);
   }
 

@@ -7,6 +7,7 @@ import type { Observation } from '../core/observation';
 import { functionOption, knownOptions, optionsObject, requireNumber } from '../core/options';
 import type { Policy } from '../core/policy';
 import type { CallPlan, TimeoutPort } from '../core/ports';
+import { callPlan } from '../core/ports';
 import { runCall } from '../core/run-call';
 
 export interface TimeoutOptions {
@@ -60,17 +61,7 @@ export class TimeoutPolicy implements Policy<TimeoutSnapshot>, TimeoutPort {
   }
 
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
-    this.ownPlan ??= {
-      clock: this.clock,
-      breaker: undefined,
-      limiter: undefined,
-      bulkhead: undefined,
-      timeout: this,
-      classify: this.classifier,
-      events: undefined,
-      observation: undefined,
-      observationInUse: false,
-    };
+    this.ownPlan ??= callPlan(this.clock, { timeout: this }, this.classifier);
     return runCall(this.ownPlan, fn, options);
   }
 
