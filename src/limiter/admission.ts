@@ -218,8 +218,10 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     // Every settle goes to the controller, which ignores `rejected` and `cancelled` (ADR-007) but
     // may still close a window on time. No try/finally here: it costs the inlining above. If
     // observe throws, the slot is already free and the next settle, arrival or heartbeat serves it.
-    this.controller.observe(observation, now, inflight, permit.marked);
-    this.limitNow = this.controller.limit;
+    const controller = this.controller;
+    controller.settledAt = now;
+    controller.observe(observation, inflight, permit.marked);
+    this.limitNow = controller.limit;
     const queue = this.queue;
     if (queue !== undefined && (queue.size !== 0 || this.handed!.size !== 0)) this.afterSlotChange(now);
     permit.marked = false;

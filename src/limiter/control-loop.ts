@@ -119,8 +119,12 @@ export class LimitControlLoop implements LimitController {
     quantileNoise: 0,
   };
   private readonly decision: Decision = { estimate: 0, reason: 'warming-up' };
-  /** The clock at the settle being observed, for the out-of-line per-call helpers. */
-  private settledAt = 0;
+  /**
+   * The clock at the settle being observed: the caller sets it just before `observe`, which reads
+   * it, as do the out-of-line helpers (adr/0087: a double passed to a call V8 does not inline is
+   * boxed, on every call, even when the call sits on a branch rarely taken).
+   */
+  settledAt = 0;
   /** The observation a mark feeds through `observe` (reused: a mark allocates nothing). */
   private readonly markObservation: { verdict: 'ok'; latencyMs: number; durationMs: number } = {
     verdict: 'ok',
@@ -228,15 +232,17 @@ export class LimitControlLoop implements LimitController {
     const mark = this.markObservation;
     mark.latencyMs = latencyMs;
     mark.durationMs = latencyMs;
-    return this.observeInFull(mark, now, inflight, false);
+    this.settledAt = now;
+    return this.observeInFull(mark, inflight, false);
   }
 
   /**
-   * The per-call path, kept small so that V8 inlines it into the settle: a double passed to a call
-   * it does not inline is boxed, 16 B a call (ADR-0041, the allocation guard). Marked calls, idle
-   * gaps, and the windows after a drain (which filter stale samples) take the full path.
+   * The per-call path, at `settledAt`, kept small so that V8 inlines it into the settle: a double
+   * passed to a call it does not inline is boxed, 16 B a call (ADR-0041, adr/0087). Marked calls,
+   * idle gaps, and the windows after a drain (which filter stale samples) take the full path.
    */
-  observe(observation: Observation, now: number, inflight: number, marked = false): boolean {
+  observe(observation: Observation, inflight: number, marked = false): boolean {
+    const now = this.settledAt;
     const latencyMs = observation.latencyMs;
     const durationMs = observation.durationMs;
     const heldMs = durationMs === undefined ? latencyMs : durationMs;
@@ -246,7 +252,7 @@ export class LimitControlLoop implements LimitController {
       this.baselineWindow !== 'none' ||
       now - heldMs - this.lastLearnedAt >= this.config.idleAfterMs
     )
-      return this.observeInFull(observation, now, inflight, marked);
+      return this.observeInFull(observation, inflight, marked);
     const verdict = observation.verdict;
     const sample = verdict === 'ok' || verdict === 'answered';
     const starved = verdict === 'timeout' && latencyMs < this.baseline.valueMs;
@@ -255,14 +261,9 @@ export class LimitControlLoop implements LimitController {
     if (!starved && !stale && this.window.recordSettle(observation, inflight, false)) {
       this.lastLearnedAt = now;
     }
-    let changed = false;
-    if (sample && this.slowStart) {
-      // Through a field, not an argument: no double crosses the call (see above).
-      this.settledAt = now;
-      changed = this.slowStartSample(observation, inflight);
-    }
+    const changed = sample && this.slowStart && this.slowStartSample(observation, inflight);
     if (now < this.nextCheckAt) return changed;
-    return this.check(now) || changed;
+    return this.check() || changed;
   }
 
   /** A slow start's per-sample work: its round's cohort, and growth when the limit binds. */
@@ -286,7 +287,8 @@ export class LimitControlLoop implements LimitController {
   }
 
   /** The full path of `observe` (see there). */
-  private observeInFull(observation: Observation, now: number, inflight: number, marked: boolean): boolean {
+  private observeInFull(observation: Observation, inflight: number, marked: boolean): boolean {
+    const now = this.settledAt;
     const verdict = observation.verdict;
     const latencyMs = observation.latencyMs;
     const durationMs = observation.durationMs;
@@ -332,7 +334,7 @@ export class LimitControlLoop implements LimitController {
       if (this.estimate < cap) changed = this.apply(this.clamp(grown < cap ? grown : cap), 'slow-start', now);
     }
     if (now < this.nextCheckAt) return changed;
-    return this.check(now) || changed;
+    return this.check() || changed;
   }
 
   /**
@@ -340,10 +342,10 @@ export class LimitControlLoop implements LimitController {
    * line, so `observe` stays small enough for V8 to inline into the settle: a double passed to a
    * call it does not inline is boxed, 16 B a call (ADR-0041, the allocation guard).
    */
-  private check(now: number): boolean {
+  private check(): boolean {
+    const now = this.settledAt;
     this.nextCheckAt = now + this.config.updateIntervalMs;
     const window = this.window;
-    // A slow-start round is one round trip; otherwise a window is at least its floor old.
     const floorMs = this.windowFloorMs();
     // A slow-start round is one round trip; so is the settling window after a drain (a call
     // admitted after the drain has come back: the queue ahead of it at the upstream is gone); the

@@ -92,12 +92,17 @@ export interface LimitController {
   readonly minLimit: number;
   readonly maxLimit: number;
   /**
-   * Feeds one settled call. `now` is the clock at settlement; `inflight` counts the calls in
-   * flight at that moment, the settling one included. Advances the loop when a window closes
-   * (settle-driven: no timers). Returns true when `limit` changed. `marked` says the call already
-   * reported its latency through `observeMark`.
+   * The clock at the settle `observe` feeds: set it just before the call. A field, not an argument:
+   * V8 boxes a double passed to a call it does not inline, 16 B a settle (adr/0087).
    */
-  observe(observation: Observation, now: number, inflight: number, marked?: boolean): boolean;
+  settledAt: number;
+  /**
+   * Feeds one settled call, at `settledAt`; `inflight` counts the calls in flight at that moment,
+   * the settling one included. Advances the loop when a window closes (settle-driven: no timers).
+   * Returns true when `limit` changed. `marked` says the call already reported its latency through
+   * `observeMark`.
+   */
+  observe(observation: Observation, inflight: number, marked?: boolean): boolean;
   /**
    * Feeds the latency of a call still in flight (a stream's first token: `permit.mark`), with the
    * in-flight count at its admission. Optional: a controller without it learns at settle only.

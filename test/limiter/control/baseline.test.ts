@@ -4,7 +4,7 @@ import { resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import type { LimitChange } from '../../../src/limiter/controller';
 import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
-import { feedUntilClose, feedWindows } from './support/feed';
+import { feedUntilClose, feedWindows, observeAt } from './support/feed';
 import { runScripted } from './support/scripted';
 
 /** A baseline of 100 ms (mean 90 ms), as the window after a drain sets it. */
@@ -146,7 +146,7 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     let raisedAt = Number.NaN;
     for (let i = 0; i < phases.length * 30 && raisedAt !== raisedAt; i++) {
       at += 2_000 / 30;
-      controller.observe({ verdict: 'ok', latencyMs: phases[Math.floor(i / 30)]! }, at, 1);
+      observeAt(controller, { verdict: 'ok', latencyMs: phases[Math.floor(i / 30)]! }, at, 1);
       if (controller.snapshot().baselineRaises > 0) raisedAt = at;
     }
     // Five shrinking windows at 2x or more (220, then 300 ms): the upstream is slower, not busier.
@@ -154,7 +154,7 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(controller.snapshot()).toMatchObject({ baselineMs: 300, baselineRaises: 1, slowStart: true, limit: 1 });
     expect(controller.snapshot().lastChange).toMatchObject({ reason: 'baseline-raised', direction: 'hold' });
     // The new slow start grows from the floor on the next binding sample.
-    controller.observe({ verdict: 'ok', latencyMs: 300 }, at + 10, 1);
+    observeAt(controller, { verdict: 'ok', latencyMs: 300 }, at + 10, 1);
     expect(controller.limit).toBe(2);
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultBeta, resolveControlConfig, type ControlOptions } from '../../../src/limiter/control-config';
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import { type ControlTuning, DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
-import { feed, feedUntilClose, feedWindows } from './support/feed';
+import { feed, feedUntilClose, feedWindows, observeAt } from './support/feed';
 import { runScripted } from './support/scripted';
 
 /**
@@ -35,24 +35,24 @@ describe('the control loop: window floor', () => {
     const controller = loop({ algorithm: 'fixed', initialLimit: 20 });
     // The first window: no latency known yet, so the 2 s minWindowMs floor.
     feed(controller, { count: 100, fromMs: 0, toMs: 2_000, latencyMs: 1_500 });
-    controller.observe({ verdict: 'ok', latencyMs: 1_500 }, 2_000, 20);
+    observeAt(controller, { verdict: 'ok', latencyMs: 1_500 }, 2_000, 20);
     expect(controller.snapshot()).toMatchObject({ windows: 1, latencyMs: 1_500 });
     feed(controller, { count: 100, fromMs: 2_000, toMs: 4_900, latencyMs: 1_500 });
-    controller.observe({ verdict: 'ok', latencyMs: 1_500 }, 4_999, 20);
+    observeAt(controller, { verdict: 'ok', latencyMs: 1_500 }, 4_999, 20);
     expect(controller.snapshot().windows).toBe(1); // 3 s less 1 ms old, 102 samples
-    controller.observe({ verdict: 'ok', latencyMs: 1_500 }, 5_100, 20);
+    observeAt(controller, { verdict: 'ok', latencyMs: 1_500 }, 5_100, 20);
     expect(controller.snapshot().windows).toBe(2);
   });
 
   it('caps the floor at maxWindowMs: a 20 s latency closes its window at 30 s, not 40 s', () => {
     const controller = loop({ algorithm: 'fixed', initialLimit: 20 });
     feed(controller, { count: 100, fromMs: 0, toMs: 2_000, latencyMs: 20_000 });
-    controller.observe({ verdict: 'ok', latencyMs: 20_000 }, 2_000, 20);
+    observeAt(controller, { verdict: 'ok', latencyMs: 20_000 }, 2_000, 20);
     expect(controller.snapshot()).toMatchObject({ windows: 1, latencyMs: 20_000 });
     feed(controller, { count: 100, fromMs: 2_000, toMs: 31_900, latencyMs: 20_000 });
-    controller.observe({ verdict: 'ok', latencyMs: 20_000 }, 31_999, 20);
+    observeAt(controller, { verdict: 'ok', latencyMs: 20_000 }, 31_999, 20);
     expect(controller.snapshot().windows).toBe(1);
-    controller.observe({ verdict: 'ok', latencyMs: 20_000 }, 32_100, 20);
+    observeAt(controller, { verdict: 'ok', latencyMs: 20_000 }, 32_100, 20);
     expect(controller.snapshot().windows).toBe(2);
   });
 });
@@ -85,10 +85,10 @@ describe('the control loop: overload bookkeeping', () => {
     const { controller, open } = steering();
     // 1 000 answers in 2 s at 100 ms: 50 served, above 34.94; one refusal in the middle.
     for (let i = 1; i <= 1_000; i++) {
-      controller.observe({ verdict: 'ok', latencyMs: 100 }, open + i * 2, 30);
-      if (i === 500) controller.observe({ verdict: 'overload', latencyMs: 1 }, open + i * 2, 30);
+      observeAt(controller, { verdict: 'ok', latencyMs: 100 }, open + i * 2, 30);
+      if (i === 500) observeAt(controller, { verdict: 'overload', latencyMs: 1 }, open + i * 2, 30);
     }
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, open + 2_100, 30);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, open + 2_100, 30);
     expect(controller.snapshot().lastChange).toMatchObject({ direction: 'hold', reason: 'overload' });
     expect(controller.snapshot().estimate).toBeCloseTo(31 + defaultBeta(31), 10);
   });
@@ -96,9 +96,9 @@ describe('the control loop: overload bookkeeping', () => {
   it('cuts a first slow-start round of refusals to its own served concurrency (no no-load latency yet)', () => {
     const controller = loop({ initialLimit: 20 });
     // One answer opens the round; 12 refusals; an answer admitted after it opened ends it at 100 ms.
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, 0, 1);
-    for (let i = 1; i <= 12; i++) controller.observe({ verdict: 'overload', latencyMs: 1 }, i, 1);
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, 100, 1);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, 0, 1);
+    for (let i = 1; i <= 12; i++) observeAt(controller, { verdict: 'overload', latencyMs: 1 }, i, 1);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, 100, 1);
     // Little's law on the round's own latencies: 2 x 100 ms over 100 ms = 2 served.
     expect(controller.snapshot()).toMatchObject({ limit: 2, slowStart: false });
     expect(controller.snapshot().lastChange).toMatchObject({ reason: 'overload', direction: 'shrink' });
@@ -107,11 +107,11 @@ describe('the control loop: overload bookkeeping', () => {
   it('grows on after an overload when overloadHoldMs is 0 (no hold)', () => {
     const { controller, open } = steering({}, { overloadHoldMs: 0 });
     for (let i = 1; i <= 200; i++) {
-      controller.observe({ verdict: 'ok', latencyMs: 100 }, open + i * 10 - 1, 10);
-      if (i % 5 === 0) controller.observe({ verdict: 'overload', latencyMs: 1 }, open + i * 10, 10);
+      observeAt(controller, { verdict: 'ok', latencyMs: 100 }, open + i * 10 - 1, 10);
+      if (i % 5 === 0) observeAt(controller, { verdict: 'overload', latencyMs: 1 }, open + i * 10, 10);
     }
     const end = open + 2_100;
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, end, 10);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, end, 10);
     expect(controller.snapshot().estimate).toBe(10);
     feedWindows(controller, 1, end, { inflight: 10 });
     expect(controller.snapshot().lastChange).toMatchObject({ direction: 'grow', reason: 'no-queue' });
@@ -122,7 +122,7 @@ describe('the control loop: the idle rule for loops without a slow start', () =>
   it('does not start a slow start after an idle gap for the fixed algorithm', () => {
     const controller = loop({ algorithm: 'fixed', initialLimit: 7 });
     const end = feedWindows(controller, 2, 0, { inflight: 7 });
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, end + 120_000, 7);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, end + 120_000, 7);
     expect(controller.snapshot()).toMatchObject({ slowStart: false, limit: 7 });
   });
 
@@ -130,7 +130,7 @@ describe('the control loop: the idle rule for loops without a slow start', () =>
     const controller = loop({ initialLimit: 10 }, { startupGain: 0 });
     const end = feedWindows(controller, 3, 0, { inflight: 10 });
     expect(controller.snapshot().slowStart).toBe(false);
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, end + 120_000, 10);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, end + 120_000, 10);
     expect(controller.snapshot().slowStart).toBe(false);
   });
 });
@@ -171,10 +171,10 @@ describe("the control loop: the overload cut's one-more rule (adr/0046)", () => 
     const end = feedWindows(controller, 1, open + 1, { inflight: 34 });
     expect(controller.snapshot().limit).toBe(38);
     for (let i = 1; i <= answers; i++) {
-      controller.observe({ verdict: 'ok', latencyMs: 100 }, end + (i * 2_000) / answers - 1, 34);
-      if (i % 5 === 0) controller.observe({ verdict: 'overload', latencyMs: 1 }, end + (i * 2_000) / answers, 34);
+      observeAt(controller, { verdict: 'ok', latencyMs: 100 }, end + (i * 2_000) / answers - 1, 34);
+      if (i % 5 === 0) observeAt(controller, { verdict: 'overload', latencyMs: 1 }, end + (i * 2_000) / answers, 34);
     }
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, end + 2_100, 34);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, end + 2_100, 34);
     expect(controller.snapshot().lastChange?.reason).toBe('overload');
     return controller.limit;
   }
@@ -192,8 +192,8 @@ describe('the control loop: a timeout that ran for the whole no-load latency is 
   it('cuts on timeouts whose upstream run time equals the baseline (100 ms): they were not starved', () => {
     const { controller, open } = steering();
     const estimate = controller.snapshot().estimate;
-    for (let i = 0; i < 50; i++) controller.observe({ verdict: 'timeout', latencyMs: 100 }, open + 1 + i * 40, 30);
-    controller.observe({ verdict: 'timeout', latencyMs: 100 }, open + 2_101, 30);
+    for (let i = 0; i < 50; i++) observeAt(controller, { verdict: 'timeout', latencyMs: 100 }, open + 1 + i * 40, 30);
+    observeAt(controller, { verdict: 'timeout', latencyMs: 100 }, open + 2_101, 30);
     expect(controller.snapshot().lastChange).toMatchObject({ direction: 'shrink', reason: 'timeout' });
     expect(controller.snapshot().estimate).toBeCloseTo(estimate * 0.81, 10);
   });
@@ -202,8 +202,8 @@ describe('the control loop: a timeout that ran for the whole no-load latency is 
     const { controller, open } = steering();
     const estimate = controller.snapshot().estimate;
     for (let i = 0; i < 50; i++)
-      controller.observe({ verdict: 'timeout', latencyMs: 100 }, open + 1 + i * 40, 30, true);
-    controller.observe({ verdict: 'timeout', latencyMs: 100 }, open + 2_101, 30, true);
+      observeAt(controller, { verdict: 'timeout', latencyMs: 100 }, open + 1 + i * 40, 30, true);
+    observeAt(controller, { verdict: 'timeout', latencyMs: 100 }, open + 2_101, 30, true);
     expect(controller.snapshot().lastChange).toMatchObject({ direction: 'shrink', reason: 'timeout' });
     expect(controller.snapshot().estimate).toBeCloseTo(estimate * 0.81, 10);
   });
@@ -211,8 +211,9 @@ describe('the control loop: a timeout that ran for the whole no-load latency is 
   it('does not cut on timeouts of 99 ms settling after a mark: they waited in our queue', () => {
     const { controller, open } = steering();
     const estimate = controller.snapshot().estimate;
-    for (let i = 0; i < 50; i++) controller.observe({ verdict: 'timeout', latencyMs: 99 }, open + 1 + i * 40, 30, true);
-    controller.observe({ verdict: 'timeout', latencyMs: 99 }, open + 2_101, 30, true);
+    for (let i = 0; i < 50; i++)
+      observeAt(controller, { verdict: 'timeout', latencyMs: 99 }, open + 1 + i * 40, 30, true);
+    observeAt(controller, { verdict: 'timeout', latencyMs: 99 }, open + 2_101, 30, true);
     expect(controller.snapshot().estimate).toBe(estimate);
   });
 });
@@ -242,7 +243,8 @@ describe('the control loop: tuning switches the ablation turns off (control-tuni
       const controller = loop({}, { vegasStatistic });
       // 30 in flight, answers alternating 100 and 200 ms, every 5 ms for 20 s.
       let n = 0;
-      for (let t = 0; t < 20_000; t += 5) controller.observe({ verdict: 'ok', latencyMs: n++ % 2 ? 200 : 100 }, t, 30);
+      for (let t = 0; t < 20_000; t += 5)
+        observeAt(controller, { verdict: 'ok', latencyMs: n++ % 2 ? 200 : 100 }, t, 30);
       baselines[vegasStatistic] = controller.snapshot().baselineMs;
     }
     expect(baselines).toEqual({ mean: 150, quantile: 200 });
@@ -257,14 +259,15 @@ describe('the control loop: tuning switches the ablation turns off (control-tuni
       for (let w = 0; w < 12; w++) {
         for (let i = 0; i < 600; i++) {
           const timeout = i % 100 === 99; // 6 of 600 hit a 1 s deadline
-          controller.observe(
+          observeAt(
+            controller,
             timeout ? { verdict: 'timeout', latencyMs: 1_000 } : { verdict: 'ok', latencyMs: 100 },
             at + (i * 2_000) / 600,
             30,
           );
         }
         at += 2_000;
-        controller.observe({ verdict: 'ok', latencyMs: 100 }, at, 30);
+        observeAt(controller, { verdict: 'ok', latencyMs: 100 }, at, 30);
         at += 1;
         seen.push(controller.snapshot().lastChange!.reason);
       }
@@ -303,7 +306,7 @@ describe('the control loop: tuning switches the ablation turns off (control-tuni
 /** `n` answers alternating `lo` and `hi` ms over `spanMs` from `from`, 30 in flight; returns the end. */
 function alternating(controller: LimitControlLoop, from: number, n: number, lo: number, hi: number, spanMs: number) {
   for (let i = 0; i < n; i++) {
-    controller.observe({ verdict: 'ok', latencyMs: i % 2 ? hi : lo }, from + (i * spanMs) / n, 30);
+    observeAt(controller, { verdict: 'ok', latencyMs: i % 2 ? hi : lo }, from + (i * spanMs) / n, 30);
   }
   return from + spanMs;
 }
@@ -314,7 +317,7 @@ describe("the control loop: the window's noise (adr/0036)", () => {
     // Mean 110 ms, cv 0.19 over 11 samples: noise 0.058. Queue 34.9 x (1 - 100/110 - 0.058) = 1.2,
     // between alpha / 3 and alpha(34.9) = 1.8: grow by a step (3.2 without the noise: hold).
     const at = alternating(controller, open + 1, 10, 90, 130, 10_000);
-    controller.observe({ verdict: 'ok', latencyMs: 110 }, at + 200, 30);
+    observeAt(controller, { verdict: 'ok', latencyMs: 110 }, at + 200, 30);
     expect(controller.snapshot().lastChange).toMatchObject({ from: 34, to: 36, reason: 'queue-below-alpha' });
   });
 
@@ -324,7 +327,7 @@ describe("the control loop: the window's noise (adr/0036)", () => {
     let at = open;
     for (let w = 0; w < 2; w++) {
       at = alternating(controller, at + 1, n, lo, hi, n < 50 ? 10_000 : 2_000);
-      controller.observe({ verdict: 'ok', latencyMs: 95 }, at + 150, 30);
+      observeAt(controller, { verdict: 'ok', latencyMs: 95 }, at + 150, 30);
       at += 150;
     }
     // The median of (100, 95, 95) smoothed: 100 - 5 / 3 = 98.33 ms.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultBeta, resolveControlConfig, type ControlOptions } from '../../../src/limiter/control-config';
 import { LimitControlLoop, createLimitController } from '../../../src/limiter/control-loop';
 import type { LimitChange } from '../../../src/limiter/controller';
-import { feed, feedWindows } from './support/feed';
+import { feed, feedWindows, observeAt } from './support/feed';
 import { runScripted } from './support/scripted';
 
 function loop(options: ControlOptions = {}): LimitControlLoop {
@@ -53,24 +53,24 @@ describe('the control loop: settle-driven windows (no timers)', () => {
     const controller = loop({ algorithm: 'fixed', initialLimit: 20 });
     feed(controller, { count: 100, fromMs: 0, toMs: 2_000 }); // last settle at 1 980 ms
     expect(controller.snapshot().windows).toBe(0);
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, 2_000, 20);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, 2_000, 20);
     expect(controller.snapshot().windows).toBe(1);
   });
 
   it('checks at most once per updateIntervalMs (100 ms)', () => {
     const controller = loop({ algorithm: 'fixed', initialLimit: 20 });
     feed(controller, { count: 60, fromMs: 0, toMs: 1_950 }); // checks at 0, 130, 260, ... last at 1 918
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, 1_960, 20); // too early: floor is 2 000
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, 2_010, 20); // within 100 ms of the last check
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, 1_960, 20); // too early: floor is 2 000
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, 2_010, 20); // within 100 ms of the last check
     expect(controller.snapshot().windows).toBe(0);
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, 2_060, 20);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, 2_060, 20);
     expect(controller.snapshot().windows).toBe(1);
   });
 
   it('lets a rejected or cancelled settle close a window on time, without counting it', () => {
     const controller = loop({ algorithm: 'fixed', initialLimit: 20 });
     feed(controller, { count: 100, fromMs: 0, toMs: 2_000 });
-    controller.observe({ verdict: 'cancelled', latencyMs: 1 }, 2_000, 20);
+    observeAt(controller, { verdict: 'cancelled', latencyMs: 1 }, 2_000, 20);
     expect(controller.snapshot().windows).toBe(1);
     expect(controller.snapshot().latencyMs).toBeCloseTo(100, 10);
   });
@@ -78,10 +78,10 @@ describe('the control loop: settle-driven windows (no timers)', () => {
   it('closes a slow-start round after one round trip, not at the 2 s floor (adr/0045)', () => {
     const controller = loop();
     // The round opens at its first settle (0 ms); it ends when a call admitted after that ends.
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, 0, 1); // started at -100
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, 99, 1); // started at -1: not yet
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, 0, 1); // started at -100
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, 99, 1); // started at -1: not yet
     expect(controller.snapshot().windows).toBe(0);
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, 100, 1); // started at 0: a round trip
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, 100, 1); // started at 0: a round trip
     expect(controller.snapshot().windows).toBe(1);
   });
 
@@ -264,7 +264,7 @@ describe('the control loop: the idle rule (adr/0031)', () => {
 
   it('does nothing for gaps shorter than 2 x maxWindowMs (60 s)', () => {
     const { controller, clampedAt } = clamped();
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 59_999, 1);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, clampedAt + 59_999, 1);
     expect(controller.snapshot().slowStart).toBe(false);
   });
 
@@ -272,17 +272,17 @@ describe('the control loop: the idle rule (adr/0031)', () => {
     const { controller, clampedAt } = clamped();
     // The gap runs from the last lesson to the start of the call that ends it (60 s: nothing was in
     // flight). The settle already finds the limit binding: the new slow start grows.
-    expect(controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 60_100, 1)).toBe(true);
+    expect(observeAt(controller, { verdict: 'ok', latencyMs: 100 }, clampedAt + 60_100, 1)).toBe(true);
     expect(controller.snapshot()).toMatchObject({ limit: 2, slowStart: true, baselineMs: 100 });
     expect(controller.snapshot().lastChange).toMatchObject({ from: 1, to: 2, reason: 'slow-start' });
   });
 
   it('restarts even when the settle that ends the gap teaches nothing', () => {
     const { controller, clampedAt } = clamped();
-    controller.observe({ verdict: 'cancelled', latencyMs: 1 }, clampedAt + 60_001, 1);
+    observeAt(controller, { verdict: 'cancelled', latencyMs: 1 }, clampedAt + 60_001, 1);
     expect(controller.snapshot()).toMatchObject({ limit: 1, slowStart: true, latencyMs: undefined });
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 60_200, 1);
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, clampedAt + 60_300, 1); // a round trip
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, clampedAt + 60_200, 1);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, clampedAt + 60_300, 1); // a round trip
     // The new slow start's first round: it grew on the binding sample and closed on a round trip.
     expect(controller.snapshot()).toMatchObject({ limit: 2, latencyMs: 100, slowStart: true });
   });
@@ -291,10 +291,10 @@ describe('the control loop: the idle rule (adr/0031)', () => {
     const { controller, at: end } = steering();
     feed(controller, { count: 40, fromMs: end + 1, toMs: end + 1_000, latencyMs: 900, inflight: 30 }); // half a window
     const resumedAt = end + 1_000 + 120_000;
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, resumedAt, 1);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, resumedAt, 1);
     expect(controller.snapshot().latencyMs).toBeUndefined();
     // The first round after the gap holds fresh samples only: its mean is 100 ms, not 900-ish.
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, resumedAt + 100, 2);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, resumedAt + 100, 2);
     expect(controller.snapshot().latencyMs).toBe(100);
   });
 
@@ -303,21 +303,21 @@ describe('the control loop: the idle rule (adr/0031)', () => {
     const end = feedWindows(controller, 30, 0, { inflight: 30 });
     const before = controller.snapshot();
     expect(before.limit).toBe(60);
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, end + 3_600_000, 1);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, end + 3_600_000, 1);
     expect(controller.snapshot()).toMatchObject({ limit: 60, baselineMs: before.baselineMs, slowStart: true });
   });
 
   it('is not idle when the call that ends the gap was in flight before it began (a stream, a slow call)', () => {
     const { controller, clampedAt } = clamped();
     // Started 1 ms before the last settle, it ran through the whole gap.
-    controller.observe({ verdict: 'ok', latencyMs: 70_001, durationMs: 70_001 }, clampedAt + 70_000, 1);
+    observeAt(controller, { verdict: 'ok', latencyMs: 70_001, durationMs: 70_001 }, clampedAt + 70_000, 1);
     expect(controller.snapshot().slowStart).toBe(false);
   });
 
   it('is not idle after a gap that a marked stream spans: its mark taught the loop inside it', () => {
     const { controller, clampedAt } = clamped();
     controller.observeMark(500, clampedAt + 501, 1);
-    controller.observe({ verdict: 'ok', latencyMs: 500, durationMs: 70_000 }, clampedAt + 70_001, 1, true);
+    observeAt(controller, { verdict: 'ok', latencyMs: 500, durationMs: 70_000 }, clampedAt + 70_001, 1, true);
     expect(controller.snapshot().slowStart).toBe(false);
   });
 
@@ -326,7 +326,7 @@ describe('the control loop: the idle rule (adr/0031)', () => {
   // for 70 s kept the upstream busy through the gap, and its settle still restarts the slow start.
   it('is not idle when the call that ends the gap started inside it and ran through it', () => {
     const { controller, clampedAt } = clamped();
-    controller.observe({ verdict: 'ok', latencyMs: 69_999, durationMs: 69_999 }, clampedAt + 70_000, 1);
+    observeAt(controller, { verdict: 'ok', latencyMs: 69_999, durationMs: 69_999 }, clampedAt + 70_000, 1);
     expect(controller.snapshot().slowStart).toBe(false);
   });
 });

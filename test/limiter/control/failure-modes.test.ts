@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AlgorithmName } from '../../../src/limiter/controller';
 import { defaultBeta, resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
-import { feed, feedUntilClose, feedWindows } from './support/feed';
+import { feed, feedUntilClose, feedWindows, observeAt } from './support/feed';
 import { fmt, lowestLimit, report, runModel, span } from './support/model';
 import { runScripted } from './support/scripted';
 
@@ -23,11 +23,11 @@ function jitteredWindows(controller: LimitControlLoop, windows: number, luckyWin
     const count = controller.limit * 20;
     for (let i = 0; i < count; i++) {
       const latencyMs = w === luckyWindow && i === 7 ? luckyMs : 90 + (i % 21);
-      controller.observe({ verdict: 'ok', latencyMs }, at + (i * 2_000) / count, controller.limit);
+      observeAt(controller, { verdict: 'ok', latencyMs }, at + (i * 2_000) / count, controller.limit);
     }
     at += 2_000;
   }
-  controller.observe({ verdict: 'ok', latencyMs: 100 }, at, controller.limit);
+  observeAt(controller, { verdict: 'ok', latencyMs: 100 }, at, controller.limit);
   return at;
 }
 
@@ -81,7 +81,7 @@ describe('failure mode 1: one lucky fast sample sets the baseline and crashes th
       for (let i = 0; i < 160; i++) {
         const at = i * 7_500;
         const lucky = withLucky && at >= 600_000 && at < 630_000;
-        controller.observe({ verdict: 'ok', latencyMs: lucky ? 1 : 200 + (i % 5) * 10 }, at, 1);
+        observeAt(controller, { verdict: 'ok', latencyMs: lucky ? 1 : 200 + (i % 5) * 10 }, at, 1);
       }
       return controller;
     };

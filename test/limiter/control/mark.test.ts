@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import { runScripted } from './support/scripted';
+import { observeAt } from './support/feed';
 
 /**
  * The control loop's mark path (adr/0045): `observeMark` takes a stream's latency at its first
@@ -23,12 +24,12 @@ describe('the control loop: marks', () => {
   it('adds no second sample at the settle of a marked call', () => {
     const marked = loop();
     marked.observeMark(100, 100, 4);
-    expect(marked.observe({ verdict: 'ok', latencyMs: 100, durationMs: 400 }, 400, 4, true)).toBe(false);
+    expect(observeAt(marked, { verdict: 'ok', latencyMs: 100, durationMs: 400 }, 400, 4, true)).toBe(false);
     expect(marked.limit).toBe(5);
     // The same settle unmarked is a sample: it finds the limit binding and grows it.
     const plain = loop();
     plain.observeMark(100, 100, 4);
-    plain.observe({ verdict: 'ok', latencyMs: 100, durationMs: 400 }, 400, 5);
+    observeAt(plain, { verdict: 'ok', latencyMs: 100, durationMs: 400 }, 400, 5);
     expect(plain.limit).toBe(6);
   });
 
@@ -37,10 +38,10 @@ describe('the control loop: marks', () => {
       resolveControlConfig({ algorithm: 'aimd', initialLimit: 10, minSamples: 1 }),
     );
     controller.observeMark(100, 100, 10);
-    controller.observe({ verdict: 'timeout', latencyMs: 100, durationMs: 5_000 }, 5_000, 10, true);
+    observeAt(controller, { verdict: 'timeout', latencyMs: 100, durationMs: 5_000 }, 5_000, 10, true);
     // The window (a round: a call admitted after it opened has come back) holds one sample and one
     // timeout: aimd's reduce signal ends its slow start.
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, 5_100, 10);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, 5_100, 10);
     expect(controller.snapshot().slowStart).toBe(false);
   });
 

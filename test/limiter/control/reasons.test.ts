@@ -8,7 +8,7 @@ import type {
   LimitController,
   LimitControllerSnapshot,
 } from '../../../src/limiter/controller';
-import { feed, feedUntilClose, feedWindows } from './support/feed';
+import { feed, feedUntilClose, feedWindows, observeAt } from './support/feed';
 import { runModel } from './support/model';
 import { runScripted } from './support/scripted';
 
@@ -37,8 +37,14 @@ class Recording implements LimitController {
   get changes() {
     return this.inner.changes;
   }
-  observe(observation: Observation, now: number, inflight: number, marked?: boolean): boolean {
-    return this.note(this.inner.observe(observation, now, inflight, marked));
+  get settledAt(): number {
+    return this.inner.settledAt;
+  }
+  set settledAt(now: number) {
+    this.inner.settledAt = now;
+  }
+  observe(observation: Observation, inflight: number, marked?: boolean): boolean {
+    return this.note(this.inner.observe(observation, inflight, marked));
   }
   observeMark(latencyMs: number, now: number, inflight: number): boolean {
     return this.note(this.inner.observeMark(latencyMs, now, inflight));
@@ -79,10 +85,10 @@ function steering(options: ControlOptions = {}): { recording: Recording; open: n
 /** One 2 s window from `open` of 200 answers at 100 ms and, after every fifth, a refusal. */
 function overloadWindow(recording: Recording, open: number): number {
   for (let i = 1; i <= 200; i++) {
-    recording.observe({ verdict: 'ok', latencyMs: 100 }, open + i * 10 - 1, 10);
-    if (i % 5 === 0) recording.observe({ verdict: 'overload', latencyMs: 1 }, open + i * 10, 10);
+    observeAt(recording, { verdict: 'ok', latencyMs: 100 }, open + i * 10 - 1, 10);
+    if (i % 5 === 0) observeAt(recording, { verdict: 'overload', latencyMs: 1 }, open + i * 10, 10);
   }
-  recording.observe({ verdict: 'ok', latencyMs: 100 }, open + 2_100, 10);
+  observeAt(recording, { verdict: 'ok', latencyMs: 100 }, open + 2_100, 10);
   return open + 2_100;
 }
 
@@ -220,7 +226,7 @@ describe('every reason the control loop gives', () => {
     const changes: LimitChange[] = [];
     recording.changes.subscribe((change) => changes.push(change));
     // After two minutes with nothing in flight, the first settle finds the limit binding.
-    recording.observe({ verdict: 'ok', latencyMs: 100 }, open + 120_000, 200);
+    observeAt(recording, { verdict: 'ok', latencyMs: 100 }, open + 120_000, 200);
     expect(recording.snapshot().slowStart).toBe(true);
     expect(changes.map((change) => [change.to - change.from, change.reason])).toEqual([[1, 'slow-start']]);
   });

@@ -3,7 +3,7 @@ import { defaultBeta, resolveControlConfig, type ControlOptions } from '../../..
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import type { LimitChange } from '../../../src/limiter/controller';
 import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
-import { feedUntilClose, feedWindows } from './support/feed';
+import { feedUntilClose, feedWindows, observeAt } from './support/feed';
 import { limitAt, runScripted } from './support/scripted';
 
 /**
@@ -43,16 +43,16 @@ function window(
     const settledAt = open + i * step;
     if (holdMs > 0) {
       controller.observeMark(100, settledAt - holdMs - 1, inflight);
-      controller.observe({ verdict: 'ok', latencyMs: 100, durationMs: 100 + holdMs }, settledAt - 1, inflight, true);
+      observeAt(controller, { verdict: 'ok', latencyMs: 100, durationMs: 100 + holdMs }, settledAt - 1, inflight, true);
     } else {
-      controller.observe({ verdict: 'ok', latencyMs: 100 }, settledAt - 1, inflight);
+      observeAt(controller, { verdict: 'ok', latencyMs: 100 }, settledAt - 1, inflight);
     }
     if (i % refuseEvery === 0) {
-      controller.observe({ verdict, latencyMs: verdict === 'timeout' ? 5_000 : 1 }, settledAt, inflight);
+      observeAt(controller, { verdict, latencyMs: verdict === 'timeout' ? 5_000 : 1 }, settledAt, inflight);
     }
   }
   const closedAt = open + 2_100;
-  controller.observe({ verdict: 'ok', latencyMs: 100 }, closedAt, inflight);
+  observeAt(controller, { verdict: 'ok', latencyMs: 100 }, closedAt, inflight);
   return closedAt;
 }
 
@@ -105,9 +105,9 @@ describe('overload: cut to the concurrency the upstream served (adr/0046)', () =
   it('closes a window of refusals at the next update check, without waiting for its 2 s floor', () => {
     const { controller, open } = steering();
     const windows = controller.snapshot().windows;
-    for (let i = 1; i <= 30; i++) controller.observe({ verdict: 'overload', latencyMs: 1 }, open + i, 10);
+    for (let i = 1; i <= 30; i++) observeAt(controller, { verdict: 'overload', latencyMs: 1 }, open + i, 10);
     expect(controller.snapshot().windows).toBe(windows);
-    controller.observe({ verdict: 'overload', latencyMs: 1 }, open + 100, 10);
+    observeAt(controller, { verdict: 'overload', latencyMs: 1 }, open + 100, 10);
     expect(controller.snapshot().windows).toBe(windows + 1);
     expect(controller.snapshot().lastChange).toMatchObject({ reason: 'overload', direction: 'shrink' });
   });
@@ -115,10 +115,10 @@ describe('overload: cut to the concurrency the upstream served (adr/0046)', () =
   it("takes failures as overloads with failure: 'overload'", () => {
     const { controller, open } = steering({ failure: 'overload' });
     for (let i = 1; i <= 200; i++) {
-      controller.observe({ verdict: 'ok', latencyMs: 100 }, open + i * 10 - 1, 10);
-      if (i % 5 === 0) controller.observe({ verdict: 'failure', latencyMs: 1 }, open + i * 10, 10);
+      observeAt(controller, { verdict: 'ok', latencyMs: 100 }, open + i * 10 - 1, 10);
+      if (i % 5 === 0) observeAt(controller, { verdict: 'failure', latencyMs: 1 }, open + i * 10, 10);
     }
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, open + 2_010, 10);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, open + 2_010, 10);
     expect(controller.snapshot().lastChange).toMatchObject({ to: 10, reason: 'overload' });
   });
 
@@ -185,11 +185,11 @@ describe('timeout: the strongest signal, backoffRatio^2 scaled by its share (adr
     // 200 answers, 40 refusals and 2 timeouts: the overload cut (to 10) is deeper than x0.98.
     const step = 2_000 / 200;
     for (let i = 1; i <= 200; i++) {
-      controller.observe({ verdict: 'ok', latencyMs: 100 }, open + i * step - 1, 10);
-      if (i % 5 === 0) controller.observe({ verdict: 'overload', latencyMs: 1 }, open + i * step, 10);
-      if (i % 100 === 0) controller.observe({ verdict: 'timeout', latencyMs: 5_000 }, open + i * step, 10);
+      observeAt(controller, { verdict: 'ok', latencyMs: 100 }, open + i * step - 1, 10);
+      if (i % 5 === 0) observeAt(controller, { verdict: 'overload', latencyMs: 1 }, open + i * step, 10);
+      if (i % 100 === 0) observeAt(controller, { verdict: 'timeout', latencyMs: 5_000 }, open + i * step, 10);
     }
-    controller.observe({ verdict: 'ok', latencyMs: 100 }, open + 2_010, 10);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, open + 2_010, 10);
     expect(controller.snapshot().lastChange).toMatchObject({ to: 10, reason: 'overload' });
   });
 });
@@ -203,7 +203,7 @@ describe('aimd: its own reduce signals', () => {
     const controller = new LimitControlLoop(
       resolveControlConfig({ algorithm: 'aimd', initialLimit: 10, updateIntervalMs: 0, minWindowMs: 0, minSamples: 1 }),
     );
-    controller.observe({ verdict: 'overload', latencyMs: 10 }, 10, 10);
+    observeAt(controller, { verdict: 'overload', latencyMs: 10 }, 10, 10);
     expect(controller.snapshot().slowStart).toBe(false);
     expect(controller.limit).toBe(9);
   });
@@ -212,8 +212,8 @@ describe('aimd: its own reduce signals', () => {
     const controller = new LimitControlLoop(
       resolveControlConfig({ algorithm: 'aimd', initialLimit: 10, updateIntervalMs: 0, minWindowMs: 0, minSamples: 1 }),
     );
-    controller.observe({ verdict: 'overload', latencyMs: 10 }, 10, 10); // ends the slow start: 10 -> 9
-    controller.observe({ verdict: 'overload', latencyMs: 10 }, 20, 9); // 9 x 0.9
+    observeAt(controller, { verdict: 'overload', latencyMs: 10 }, 10, 10); // ends the slow start: 10 -> 9
+    observeAt(controller, { verdict: 'overload', latencyMs: 10 }, 20, 9); // 9 x 0.9
     expect(controller.snapshot()).toMatchObject({ slowStart: false, limit: 8, estimate: 8.1 });
     expect(controller.snapshot().lastChange).toMatchObject({ from: 9, to: 8, reason: 'overload' });
   });

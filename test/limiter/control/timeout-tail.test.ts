@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { defaultBeta, resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import { TAIL_CAP, TAIL_NOISE_Z, TAIL_WEIGHT, TimeoutTail } from '../../../src/limiter/timeout-tail';
-import { feedUntilClose, feedWindows } from './support/feed';
+import { feedUntilClose, feedWindows, observeAt } from './support/feed';
 
 /**
  * adr/0037: a steady timeout share that arrives without a latency rise is the upstream's tail,
@@ -55,7 +55,8 @@ function tailWindow(
   const every = timeouts > 0 ? Math.floor(count / timeouts) : Infinity;
   for (let i = 0; i < count; i++) {
     const timeout = (i + 1) % every === 0 && Math.floor((i + 1) / every) <= timeouts;
-    loop.observe(
+    observeAt(
+      loop,
       timeout ? { verdict: 'timeout', latencyMs: 1_000 } : { verdict: 'ok', latencyMs },
       at + i * step,
       inflight,

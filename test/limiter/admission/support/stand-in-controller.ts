@@ -39,7 +39,11 @@ export class StandInController implements LimitController {
     return this.current;
   }
 
-  observe(observation: Observation, now: number, inflight: number, marked = false): boolean {
+  /** Set by admission before each `observe` (adr/0087). */
+  settledAt = 0;
+
+  observe(observation: Observation, inflight: number, marked = false): boolean {
+    const now = this.settledAt;
     this.observed.push({ observation: { ...observation }, now, inflight, marked }); // Observations are reused after settle
     const next = this.limitAfterNextObserve;
     if (next === undefined) return false;

@@ -1,4 +1,5 @@
 import type { Verdict } from '../../../../src/core/verdict';
+import type { Observation } from '../../../../src/core/observation';
 import type { LimitController } from '../../../../src/limiter/controller';
 
 export interface Stream {
@@ -13,6 +14,21 @@ export interface Stream {
   queuedMs?: number;
 }
 
+/**
+ * One settle at `now`, as admission feeds it: the time through the controller's `settledAt` field,
+ * then `observe` (adr/0087).
+ */
+export function observeAt(
+  controller: LimitController,
+  observation: Observation,
+  now: number,
+  inflight: number,
+  marked?: boolean,
+): boolean {
+  controller.settledAt = now;
+  return controller.observe(observation, inflight, marked);
+}
+
 /** Feeds a stream of identical settlements to a controller; returns how many changed the limit. */
 export function feed(controller: LimitController, stream: Stream): number {
   let changes = 0;
@@ -24,7 +40,7 @@ export function feed(controller: LimitController, stream: Stream): number {
       latencyMs: stream.latencyMs ?? 100,
       queuedMs: stream.queuedMs ?? 0,
     };
-    if (controller.observe(observation, now, stream.inflight ?? controller.limit)) changes++;
+    if (observeAt(controller, observation, now, stream.inflight ?? controller.limit)) changes++;
   }
   return changes;
 }
@@ -49,7 +65,8 @@ export function feedWindows(
     at += 2_000;
   }
   // One more settlement at the boundary closes the last window.
-  controller.observe(
+  observeAt(
+    controller,
     { verdict: stream.verdict ?? 'ok', latencyMs: stream.latencyMs ?? 100 },
     at,
     stream.inflight ?? controller.limit,
@@ -70,7 +87,7 @@ export function feedUntilClose(
   const stepMs = stream.stepMs ?? 10;
   const observation = { verdict: stream.verdict ?? 'ok', latencyMs: stream.latencyMs ?? 100 };
   for (let at = fromMs; ; at += stepMs) {
-    controller.observe(observation, at, stream.inflight ?? controller.limit);
+    observeAt(controller, observation, at, stream.inflight ?? controller.limit);
     if (controller.snapshot().windows > windows) return at;
   }
 }

@@ -1,6 +1,7 @@
 import type { Verdict } from '../../../../src/core/verdict';
 import type { LimitController } from '../../../../src/limiter/controller';
 import { mulberry32 } from '../../../helpers/mulberry32';
+import { observeAt } from './feed';
 
 /**
  * A tiny deterministic closed-loop model for tuning the control loop (not the simulator: that is
@@ -248,7 +249,8 @@ export function runModel(options: ModelOptions): ModelRun {
     }
     const slot = heap.pop();
     const verdict = verdicts[slot]!;
-    controller.observe(
+    observeAt(
+      controller,
       { verdict, latencyMs: latencies[slot]!, durationMs: latencies[slot]!, queuedMs: queued[slot]! },
       now,
       inflight,

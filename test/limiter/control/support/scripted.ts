@@ -1,5 +1,6 @@
 import type { Verdict } from '../../../../src/core/verdict';
 import type { LimitChange, LimitController } from '../../../../src/limiter/controller';
+import { observeAt } from './feed';
 
 /**
  * A scripted closed loop in virtual time, for tests that need exact numbers (support/model.ts is
@@ -111,7 +112,8 @@ export function runScripted(options: ScriptedOptions): ScriptedRun {
       event.seq = seq++;
     } else {
       pending.splice(next, 1);
-      controller.observe(
+      observeAt(
+        controller,
         { verdict: scripted.verdict ?? 'ok', latencyMs: scripted.latencyMs, durationMs: scripted.latencyMs + holdMs },
         now,
         inflight,
