@@ -159,3 +159,15 @@ function editDistance(a: string, b: string): number {
   }
   return row[b.length]!;
 }
+
+/**
+ * `shared` when `value` holds the same value in each of `shared`'s fields (Object.is), else `value`:
+ * every instance built with the default options then keeps one frozen object instead of its own
+ * copy (a KeyRegistry key holds no config of its own; ADR-0029, ADR-0086).
+ */
+export function sharedWhenEqual<T extends object>(value: T, shared: T): T {
+  const v = value as Record<string, unknown>;
+  const d = shared as Record<string, unknown>;
+  for (const key of Object.keys(d)) if (!Object.is(v[key], d[key])) return value;
+  return shared;
+}

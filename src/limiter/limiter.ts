@@ -10,6 +10,7 @@ import {
   numberOption,
   optionsObject,
   orderedOptions,
+  sharedWhenEqual,
 } from '../core/options';
 import type { Observation } from '../core/observation';
 import type { Policy } from '../core/policy';
@@ -142,7 +143,10 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
     knownOptions('limiter', o, LIMITER_OPTION_NAMES);
     const controller =
       internal?.controller ??
-      createLimitController(sharedIfDefault(resolveControlConfig(o, 'limiter')), internal?.tuning);
+      createLimitController(
+        sharedWhenEqual(resolveControlConfig(o, 'limiter'), DEFAULT_CONTROL_CONFIG),
+        internal?.tuning,
+      );
     const clock = resolveClock(o.clock, 'limiter');
     const queueing = resolveQueueing(o.queueing);
     const queueOrder = choiceOption<QueueOrder>(
@@ -243,14 +247,6 @@ export function limiterWithTuning(options: LimiterOptions | undefined, tuning: C
   return new Limiter(options, { tuning });
 }
 
-/** The shared default config when `config` equals it field by field, else `config` itself. */
-function sharedIfDefault(config: ControlConfig): ControlConfig {
-  const d = DEFAULT_CONTROL_CONFIG as unknown as Record<string, unknown>;
-  const c = config as unknown as Record<string, unknown>;
-  for (const key of Object.keys(d)) if (!Object.is(c[key], d[key])) return config;
-  return DEFAULT_CONTROL_CONFIG;
-}
-
 function resolveQueueing(value: unknown): QueueingConfig | undefined {
   if (value === false) return undefined;
   if (value === undefined || value === true) return DEFAULT_QUEUEING;
@@ -274,6 +270,5 @@ function resolveQueueing(value: unknown): QueueingConfig | undefined {
     { min: 1 },
   );
   orderedOptions('limiter', 'queueing.initialFactor', initialFactor, 'queueing.maxFactor', maxFactor);
-  if (initialFactor === DEFAULT_INITIAL_FACTOR && maxFactor === DEFAULT_MAX_FACTOR) return DEFAULT_QUEUEING;
-  return Object.freeze({ initialFactor, maxFactor });
+  return sharedWhenEqual(Object.freeze({ initialFactor, maxFactor }), DEFAULT_QUEUEING);
 }

@@ -4,6 +4,7 @@ import { Ewma } from '../stats/ewma';
 import { DEFAULT_MEDIAN_SIZE, MedianFilter } from '../stats/median-filter';
 import { WindowQuantile } from '../stats/window-quantile';
 import type { WindowSummary } from './algorithms/algorithm';
+import { sharedWhenEqual } from '../core/options';
 import { CONTROL_DEFAULTS } from './control-config';
 import { DEFAULT_TUNING } from './control-tuning';
 
@@ -24,7 +25,7 @@ export interface WindowRules {
   readonly overloadCloseShare: number;
 }
 
-/** The rules a window keeps: only its own six fields, frozen, of one shape (see `keptRules`). */
+/** The rules a window keeps: only its own six fields, frozen, of one shape. */
 function copyRules(r: WindowRules): WindowRules {
   return Object.freeze({
     quantile: r.quantile,
@@ -41,24 +42,6 @@ const DEFAULT_RULES: WindowRules = /* @__PURE__ */ copyRules({
   ...CONTROL_DEFAULTS,
   overloadCloseShare: DEFAULT_TUNING.overloadCloseShare,
 });
-
-/**
- * What a window holds of the rules it is given: the shared default rules when they are equal, else
- * a copy of its six fields. The control loop hands over its whole config with the tuning's share
- * added (17 fields, their number boxes and a property array, about 0.3 KB), which a window kept
- * for its life in every key of a KeyRegistry (ADR-0029).
- */
-function keptRules(r: WindowRules): WindowRules {
-  const d = DEFAULT_RULES;
-  const same =
-    r.quantile === d.quantile &&
-    r.minSamples === d.minSamples &&
-    r.minWindowMs === d.minWindowMs &&
-    r.maxWindowMs === d.maxWindowMs &&
-    r.failure === d.failure &&
-    r.overloadCloseShare === d.overloadCloseShare;
-  return same ? d : copyRules(r);
-}
 
 /** Answers a window needs before an overload majority may close it early (adr/0046). Ours. */
 export const OVERLOAD_CLOSE_MIN_ANSWERS = 10;
@@ -104,7 +87,10 @@ export class SamplingWindow {
   private readonly rules: WindowRules;
 
   constructor(rules: WindowRules) {
-    this.rules = keptRules(rules);
+    // The control loop hands over its whole config with the tuning's share added (17 fields, their
+    // number boxes and a property array, about 0.3 KB), which a window would keep for its life in
+    // every key of a KeyRegistry: it keeps its six fields, and the shared default rules when equal.
+    this.rules = sharedWhenEqual(copyRules(rules), DEFAULT_RULES);
     this.latencies = new WindowQuantile({ quantile: rules.quantile });
   }
 
