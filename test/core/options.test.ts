@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sharedWhenEqual } from '../../src/core/options';
 import { bulkhead } from '../../src/bulkhead/bulkhead';
 import { timeout } from '../../src/timeout/timeout';
 import { pipeline } from '../../src/pipeline/pipeline';
@@ -80,5 +81,21 @@ describe('a misspelt option is refused, not silently ignored', () => {
     expect(() => bulkhead({ maxConcurrent: 1, colour: 'red' } as never)).toThrowError(
       /no option "colour". Known options/,
     );
+  });
+});
+
+describe('sharedWhenEqual', () => {
+  const shared = Object.freeze({ a: 1, b: 'x', c: Number.NaN });
+
+  it('answers the shared object when every one of its fields holds the same value', () => {
+    expect(sharedWhenEqual({ a: 1, b: 'x', c: Number.NaN }, shared)).toBe(shared);
+  });
+
+  it('answers the value itself when any field differs, -0 against 0 included', () => {
+    const other = { a: 2, b: 'x', c: Number.NaN };
+    expect(sharedWhenEqual(other, shared)).toBe(other);
+    const zero = Object.freeze({ z: 0 });
+    const negative = { z: -0 };
+    expect(sharedWhenEqual(negative, zero)).toBe(negative);
   });
 });
