@@ -1,10 +1,12 @@
 /**
- * `npm run sim:ablation -- [--seeds 2] [--jobs 2] [--out docs/ablation.md] [--dir runs/] [variant names...]`:
+ * `npm run sim:ablation -- [--seeds 2] [--jobs 2] [--gated] [--out docs/ablation.md] [--dir runs/] [variant names...]`:
  * the ablation study of the control loop (adr/0045). Each variant turns one mechanism of the
  * shipped tuning (src/limiter/control-tuning.ts) off, or moves one of its main constants to half
  * or twice its value; every variant runs the same scenarios on the same seeds as the shipped tuning, through
  * `npm run sim:sweep` with `SIM_TUNING` set (sim/tuning.ts). A mechanism earns its place when
  * turning it off fails runs the shipped tuning passes.
+ *
+ * `--gated` runs every gated scenario (the CI sweep's set) instead of the 14 of ABLATION_SCENARIOS.
  *
  * Prints a table (and writes it to `--out`): per variant, the gated runs passed, the difference
  * from the shipped tuning, and the scenarios it loses and gains.
@@ -65,6 +67,9 @@ export const VARIANTS: readonly Variant[] = [
   off('no drain', 'drainOnExit false: keep the limit the slow start reached', { drainOnExit: false }),
   off('full drain', 'drainGain 1: drain to the served concurrency, no margin to empty the queue', { drainGain: 1 }),
   half('baselineSamples'),
+  off('short first baseline', 'firstBaselineSamples 400 -> 100: the first baseline window as short as a re-measure', {
+    firstBaselineSamples: 100,
+  }),
   off('no proportional cut', 'excessQueueGain 0: shrink by one step past beta', { excessQueueGain: 0 }),
   off('no no-queue jump', 'noQueueJump false: grow by one step with no queue at all', { noQueueJump: false }),
   off('no stale-baseline raise', 'raiseWindows 1e9: a baseline that keeps shrinking the limit is never raised', {
@@ -93,7 +98,14 @@ export const VARIANTS: readonly Variant[] = [
   off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),
 ];
 
-function runVariant(variant: Variant, seeds: number, jobs: number, dir: string, index: number): SweepRun[] {
+function runVariant(
+  variant: Variant,
+  seeds: number,
+  jobs: number,
+  dir: string,
+  index: number,
+  scenarios: readonly string[],
+): SweepRun[] {
   const out = join(dir, `variant-${index}.json`);
   // --dir: a variant whose runs are already there (an interrupted study) is not run again.
   if (existsSync(out)) return JSON.parse(readFileSync(out, 'utf8')) as SweepRun[];
@@ -110,7 +122,7 @@ function runVariant(variant: Variant, seeds: number, jobs: number, dir: string, 
         String(jobs),
         '--json',
         out,
-        ...ABLATION_SCENARIOS,
+        ...scenarios,
       ],
       { env: { ...process.env, SIM_TUNING: JSON.stringify(variant.tuning) }, stdio: ['ignore', 'ignore', 'inherit'] },
     );
@@ -136,6 +148,7 @@ function main(): void {
       jobs: { type: 'string', default: '2' },
       out: { type: 'string' },
       dir: { type: 'string' },
+      gated: { type: 'boolean', default: false },
     },
     allowPositionals: true,
   });
@@ -145,9 +158,11 @@ function main(): void {
     positionals.length === 0 ? VARIANTS : VARIANTS.filter((v) => v.name === 'shipped' || positionals.includes(v.name));
   const dir = values.dir ?? mkdtempSync(join(tmpdir(), 'resilix-ablation-'));
   mkdirSync(dir, { recursive: true });
+  // No scenario words: the sweep runs every gated scenario.
+  const scenarios: readonly string[] = values.gated ? [] : ABLATION_SCENARIOS;
   const results = chosen.map((variant, i) => {
     const started = Date.now();
-    const runs = runVariant(variant, seeds, jobs, dir, i);
+    const runs = runVariant(variant, seeds, jobs, dir, i, scenarios);
     console.error(
       `${variant.name}: ${runs.filter((r) => r.passed).length}/${runs.length} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
     );
@@ -157,8 +172,8 @@ function main(): void {
   const total = results[0]!.runs.length;
   const referencePassed = results[0]!.runs.filter((r) => r.passed).length;
   const lines = [
-    `Ablation of the control loop: ${ABLATION_SCENARIOS.length} scenarios x ${seeds} seeds (sweep seeds k = 0..${seeds - 1}), vegas through execute.`,
-    `Reproduce: \`npm run sim:ablation -- --seeds ${seeds}\`. "lost" / "gained": scenarios with fewer / more passing seeds than the shipped tuning (passes shipped -> variant).`,
+    `Ablation of the control loop: ${values.gated ? 'every gated scenario' : `${ABLATION_SCENARIOS.length} scenarios`} x ${seeds} seeds (sweep seeds k = 0..${seeds - 1}).`,
+    `Reproduce: \`npm run sim:ablation -- --seeds ${seeds}${values.gated ? ' --gated' : ''}\`. "lost" / "gained": scenarios with fewer / more passing seeds than the shipped tuning (passes shipped -> variant).`,
     '',
     '| variant | what it changes | runs passed | vs shipped | lost | gained |',
     '|---|---|---|---|---|---|',

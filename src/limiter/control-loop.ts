@@ -192,6 +192,8 @@ export class LimitControlLoop implements LimitController {
   /** Windows still to let pass after a drain before one measures the baseline. */
   private settling = 0;
   private settlingSince = 0;
+  /** A drained window has measured the baseline: later ones need baselineSamples, not firstBaselineSamples (adr/0089). */
+  private baselineMeasured = false;
   /** What the current slow start's drain window does with the baseline. */
   private pendingBaseline: 'set' | 'offer' = 'set';
   /** The concurrency an overload window showed the upstream serves; growth holds there until `overloadUntil`. */
@@ -349,13 +351,17 @@ export class LimitControlLoop implements LimitController {
     const floorMs = this.windowFloorMs();
     // A slow-start round is one round trip; so is the settling window after a drain (a call
     // admitted after the drain has come back: the queue ahead of it at the upstream is gone); the
-    // window that measures the baseline waits for baselineSamples; otherwise a window is at least
-    // its floor old.
+    // window that measures the baseline waits for firstBaselineSamples the first time and
+    // baselineSamples after that (adr/0089); otherwise a window is at least its floor old.
     const ready =
       this.slowStart || this.settling > 0
         ? window.roundTrip || window.ready(now, floorMs)
         : this.baselineWindow !== 'none'
-          ? window.ready(now, floorMs, this.tuning.baselineSamples)
+          ? window.ready(
+              now,
+              floorMs,
+              this.baselineMeasured ? this.tuning.baselineSamples : this.tuning.firstBaselineSamples,
+            )
           : window.ready(now, floorMs);
     return ready ? this.closeWindow(now) : false;
   }
@@ -461,6 +467,7 @@ export class LimitControlLoop implements LimitController {
       measured =
         this.baselineWindow === 'set' ? baseline.set(statMs, meanMs) : baseline.offer(statMs, meanMs) !== 'none';
       measuredBaseline = measured;
+      if (measured) this.baselineMeasured = true;
       this.baselineWindow = 'none';
       this.sampleFrom = -Infinity;
       this.signal.reset();

@@ -57,13 +57,21 @@ export interface ControlTuning {
    */
   readonly drainGain: number;
   /**
-   * Samples the window after a drain needs to measure the baseline (adr/0045), instead of
-   * minSamples (the low-traffic rule still closes it, with as many samples x age). Ours: 100, so the
-   * baseline's standard error is about 3% at a coefficient of variation of 0.3: clients sharing an
-   * upstream then measure baselines within a few percent of each other, and Vegas divides the
-   * capacity by them.
+   * Samples a re-measure's window after a drain needs to measure the baseline (adr/0045, 0047),
+   * instead of minSamples (the low-traffic rule still closes it, with as many samples x age). Ours:
+   * 100, a standard error of about 3% at a coefficient of variation of 0.3, while the drained limit
+   * holds a running client at half its throughput (the first baseline: firstBaselineSamples).
    */
   readonly baselineSamples: number;
+  /**
+   * Samples the first baseline window needs (the one after the limiter's first drain, adr/0089);
+   * later re-measures (a latency jump, a stale baseline) need `baselineSamples`. Clients sharing an
+   * upstream split it by their baselines: a 1% error in one moves that client's share by 9-13%
+   * (measured in shared-upstream), so the baseline every later window is judged against is measured
+   * on more samples (with the low-traffic rule, 150-220 instead of 80-120 in shared-upstream).
+   * Re-measures keep 100: they hold a running client at half its throughput while they last.
+   */
+  readonly firstBaselineSamples: number;
   /**
    * Weight of the window quantile's excess over beta removed in one shrink (adr/0035). Netflix
    * removes log10(L) per sample; one step per 2 s window would need ~40 windows to halve a limit
@@ -187,6 +195,7 @@ export const DEFAULT_TUNING: ControlTuning = Object.freeze({
   drainOnExit: true,
   drainGain: 0.5,
   baselineSamples: 100,
+  firstBaselineSamples: 400,
   excessQueueGain: 0.5,
   noQueueJump: true,
   maxTailRatio: 2,

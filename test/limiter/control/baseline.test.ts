@@ -136,6 +136,23 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(changes.slice(2).every((change) => change.reason === 'no-queue')).toBe(true);
   });
 
+  it("re-measures over baselineSamples (100), not the first baseline window's firstBaselineSamples (adr/0089)", () => {
+    const restoredAt = (tuning: Partial<typeof DEFAULT_TUNING>): number => {
+      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, ...tuning });
+      const settled = feedWindows(controller, 20, 0, { inflight: 30 });
+      const at = feedUntilClose(controller, settled, { inflight: 30 });
+      const changes: LimitChange[] = [];
+      controller.changes.subscribe((change) => changes.push(change));
+      feedWindows(controller, 12, at + 1, { inflight: 30, latencyMs: 300 });
+      expect(changes[1]).toMatchObject({ reason: 'drain', direction: 'grow' });
+      return changes[1]!.at;
+    };
+    const shipped = restoredAt({});
+    // The first window's size does not change the re-measure; the re-measure's own size does.
+    expect(restoredAt({ firstBaselineSamples: 100 })).toBe(shipped);
+    expect(restoredAt({ baselineSamples: 400 })).toBeGreaterThan(shipped);
+  });
+
   it('raises a baseline that keeps the limit at the floor with latency at 2x and more, and restarts a slow start', () => {
     const controller = new LimitControlLoop(resolveControlConfig({}));
     let at = feedWindows(controller, 2, 0, { inflight: 30 });

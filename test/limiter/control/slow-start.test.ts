@@ -39,6 +39,7 @@ describe('the slow start: growth', () => {
       drainOnExit: true,
       drainGain: 0.5,
       baselineSamples: 100,
+      firstBaselineSamples: 400,
     });
   });
 
@@ -103,12 +104,27 @@ describe('the slow start: the exit test', () => {
 
   it('measures the baseline after the drain from calls admitted after it, not from the queue the slow start built', () => {
     const controller = loop();
-    const { changes } = run(controller, 3_500, knee);
-    // Calls admitted at 49 in flight took 306 ms; the window after the drain (100 samples, 2 s)
-    // takes only calls admitted at 8 or 9 in flight: the no-load 100 ms.
+    const { changes } = run(controller, 4_700, knee);
+    // Calls admitted at 49 in flight took 306 ms; the first window after the drain takes only calls
+    // admitted at 8 or 9 in flight (the no-load 100 ms) and closes at firstBaselineSamples (400) or,
+    // once past its 2 s floor, when samples x age reach 400 x 2 s (adr/0032): at ~85 answers a
+    // second, ~3.1 s after it opened (1.45 s), ~265 samples.
     expect(controller.snapshot()).toMatchObject({ baselineMs: 100, slowStart: false });
-    expect(controller.snapshot().lastChange).toMatchObject({ reason: 'warming-up', at: 3_450 });
+    expect(controller.snapshot().lastChange).toMatchObject({ reason: 'warming-up', at: 4_650 });
     expect(changes.filter((change) => change.at > 1_050).every((change) => change.reason === 'warming-up')).toBe(true);
+  });
+
+  it('measures the first baseline over firstBaselineSamples (400), a later one over baselineSamples (100) (adr/0089)', () => {
+    const closeOfFirstBaseline = (firstBaselineSamples: number): number | undefined => {
+      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, firstBaselineSamples });
+      const { changes } = run(controller, 5_000, knee);
+      // The window that measures the baseline holds the drained limit: its close is the last of the
+      // 'warming-up' changes that follow the drain.
+      return changes.filter((change) => change.reason === 'warming-up').at(-1)?.at;
+    };
+    // 100 samples (or samples x age >= 100 x 2 s) close at the 2 s floor; 400 a second later.
+    expect(closeOfFirstBaseline(100)).toBe(3_450);
+    expect(closeOfFirstBaseline(400)).toBe(4_650);
   });
 
   it('steers by vegas from the drained limit once the baseline is known, to C + alpha..beta', () => {
@@ -156,17 +172,18 @@ describe('the slow start: the exit test', () => {
     expect(controller.snapshot()).toMatchObject({ slowStart: false, limit: 4 });
   });
 
-  it('settles for at most minWindowMs (2 s) when latency does not come back, then measures over a 2 s window', () => {
+  it('settles for at most minWindowMs (2 s) when latency does not come back, then measures the first baseline', () => {
     const baselineAt = (durationMs: number) => {
       const controller = loop();
       run(controller, durationMs, ({ index }) => ({ latencyMs: index < 15 ? 80 : 100 }));
       return controller.snapshot().baselineMs;
     };
     // Drained at 700 ms; every settling round stays 25% over the slow start's 80 ms reference, so
-    // settling ends 2 s later (2.7-2.8 s); the baseline window (100 samples, its 2 s floor) closes
-    // at 4.8 s. Until then the baseline is the slow start's first round, 80 ms.
+    // settling ends 2 s later (2.7-2.8 s); the first baseline window (400 samples, or samples x age
+    // >= 400 x its 2 s floor: ~3.7 s at 6 calls of 100 ms) closes at 6.5 s. Until then the baseline
+    // is the slow start's first round, 80 ms.
     expect(baselineAt(2_600)).toBe(80);
-    expect(baselineAt(4_700)).toBe(80);
-    expect(baselineAt(4_800)).toBe(100);
+    expect(baselineAt(6_450)).toBe(80);
+    expect(baselineAt(6_500)).toBe(100);
   });
 });
