@@ -72,6 +72,13 @@ export const VARIANTS: readonly Variant[] = [
   }),
   off('no proportional cut', 'excessQueueGain 0: shrink by one step past beta', { excessQueueGain: 0 }),
   off('no no-queue jump', 'noQueueJump false: grow by one step with no queue at all', { noQueueJump: false }),
+  off(
+    'no-queue growth per window',
+    'noQueueGrowthPerFloor false: beta per window, however long it waited for samples',
+    {
+      noQueueGrowthPerFloor: false,
+    },
+  ),
   off('no stale-baseline raise', 'raiseWindows 1e9: a baseline that keeps shrinking the limit is never raised', {
     raiseWindows: 1e9,
   }),

@@ -63,8 +63,9 @@ describe('retry storm: naive retries collapse the upstream; resilix retry and it
   // settled limit 24-26 (band [16, 24]) on 5, and recovery after the restore under 95% on 4. The
   // same seed with `limiter()` alone and no retry shows the same dive (seed 0xc0da79a3: minimum
   // limit 4 without retry, 7 with it). Measured against src/ at the time of writing.
-  // Since adr/0089 one seed of 16 fails a limiter criterion (a re-measure's baseline 6% low, recorded
-  // in known-failures.ts); the limiter criteria must pass on at least the seeds recorded there.
+  // The limiter criteria must pass on at least the seeds known-failures.ts records for retry-storm,
+  // all 16 while it lists none (adr/0089 lost one seed to a re-measure's low baseline; adr/0090
+  // won it back).
   const required = KNOWN_LIBRARY_FAILURES['retry-storm']?.sweepPasses ?? SEEDS;
   it(`meets the limiter criteria on at least ${required} of ${SEEDS} seeds (known-failures.ts)`, async () => {
     const failing: string[] = [];

@@ -117,6 +117,7 @@ export class LimitControlLoop implements LimitController {
     durationMs: 0,
     tailRatio: 1,
     quantileNoise: 0,
+    floorSpans: 1,
   };
   private readonly decision: Decision = { estimate: 0, reason: 'warming-up' };
   /**
@@ -413,7 +414,12 @@ export class LimitControlLoop implements LimitController {
     const tuning = this.tuning;
     const estimate = this.estimate;
     const latencyDriven = this.algorithm.latencyDriven;
+    // The floor the window was held to (before this window's latency moves it): vegas's no-queue
+    // growth is per floor's worth of time (adr/0090).
+    const floorMs = this.windowFloorMs();
     window.summarise(now, summary);
+    const spans = summary.durationMs / floorMs;
+    summary.floorSpans = tuning.noQueueGrowthPerFloor && spans > 1 ? spans : 1;
     // The statistic the algorithm steers by (`statMs`): the window mean for vegas (Little's law
     // counts queued requests with means; adr/0048), the window quantile for gradient2 (spec §5.2).
     let statMs = Number.NaN;

@@ -86,6 +86,13 @@ export interface ControlTuning {
    */
   readonly noQueueJump: boolean;
   /**
+   * The no-queue growth is beta per window floor the window lasted (durationMs / floor, at least
+   * 1; still at most doubling), not per window (adr/0090): a client that waits for its samples (a
+   * stream's, at its arrival rate: 20-30 s windows) grows as fast in time as a busy one. Netflix
+   * grows per sample, TCP Vegas per round trip. false: beta per window, whatever its length.
+   */
+  readonly noQueueGrowthPerFloor: boolean;
+  /**
    * Little's law correction (adr/0036): the queue estimate from a p90 ratio undercounts the queue
    * by p90 / mean; multiply by it, at most this much (2: a lognormal of sigma 0.6's p90 / mean is
    * 1.8; a window that straddles two regimes reads 5 and more, which is not a queue). 1 = off.
@@ -198,6 +205,7 @@ export const DEFAULT_TUNING: ControlTuning = Object.freeze({
   firstBaselineSamples: 400,
   excessQueueGain: 0.5,
   noQueueJump: true,
+  noQueueGrowthPerFloor: true,
   maxTailRatio: 2,
   raiseRatio: 2,
   raiseElasticity: 0.5,

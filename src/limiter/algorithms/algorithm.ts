@@ -44,6 +44,12 @@ export interface WindowSummary {
    * samples. Vegas does not count a rise within it as a queue (adr/0036).
    */
   quantileNoise: number;
+  /**
+   * How many window floors (minWindowMs, or two round trips) the window lasted, at least 1: a
+   * window that waited for its samples spans several (adr/0090). Vegas's no-queue growth is per
+   * floor's worth of time, not per window, so a sample-starved client grows as fast as a busy one.
+   */
+  floorSpans: number;
 }
 
 /**

@@ -58,7 +58,7 @@ export function queueEstimate(
  * Vegas-style queue estimation (Brakmo & Peterson 1994, in Netflix VegasLimit's form; spec §4.1):
  *
  *   queueUse = L x (1 - baseline / latency - noise) x tail    requests of ours queued upstream
- *   queueUse <= alpha / 3 -> L + max(beta, step), at most 2L      no queue at all
+ *   queueUse <= alpha / 3 -> L + max(beta, step) x spans, at most 2L   no queue at all
  *   queueUse <  alpha     -> L + step                              room to grow
  *   queueUse >  beta      -> L - max(step, gain x (queueUse - beta))
  *   otherwise             -> hold
@@ -68,7 +68,8 @@ export function queueEstimate(
  * limit of 1-2 (one of 50 clients sharing an upstream) moves by a fraction of a request, as its
  * band does. `tail` (window p90 / window mean) turns the p90-based ratio into Little's law's
  * count; `noise` is noiseZ standard errors of the window quantile, a rise nobody can tell from
- * chance. The loop handles the reduce signals and the slow start.
+ * chance; `spans` is the number of window floors the window lasted (adr/0090). The loop handles
+ * the reduce signals and the slow start.
  */
 export function createVegas(settings: VegasSettings): LimitAlgorithm {
   return new Vegas(settings);
@@ -134,8 +135,10 @@ class Vegas implements LimitAlgorithm {
     );
     if (queueUse <= alpha / 3) {
       // Netflix grows by beta here; we grow by at least one step and at most double (ours): at
-      // L = 1 a fixed 6 would multiply the limit by 7 in one window.
-      const jump = this.noQueueJump && beta > step ? beta : step;
+      // L = 1 a fixed 6 would multiply the limit by 7 in one window. Per window floor the window
+      // lasted (adr/0090): a window that waited for its samples covers that many floors of time.
+      const base = this.noQueueJump && beta > step ? beta : step;
+      const jump = base * window.floorSpans;
       decide(estimate + (jump < estimate ? jump : estimate), 'no-queue', decision);
       return;
     }

@@ -135,6 +135,22 @@ describe('vegas step', () => {
     expect(d.estimate).toBeCloseTo(10 - 0.5 * (5 - defaultBeta(10)), 10);
   });
 
+  it('grows by beta per window floor the window lasted when nothing queues, at most doubling (adr/0090)', () => {
+    const d = decision();
+    // A window that waited three floors for its samples grows three betas...
+    vegas.step(40, summary({ latencyMs: 100, floorSpans: 3 }), d);
+    expect(d).toEqual({ estimate: 40 + 3 * defaultBeta(40), reason: 'no-queue' });
+    // ...one at its floor one beta, as before...
+    vegas.step(40, summary({ latencyMs: 100, floorSpans: 1 }), d);
+    expect(d.estimate).toBeCloseTo(40 + defaultBeta(40), 10);
+    // ...and one of fifty floors (a stream's 30 s window of 280 ms calls) at most doubles.
+    vegas.step(40, summary({ latencyMs: 100, floorSpans: 50 }), d);
+    expect(d.estimate).toBe(80);
+    // Only the no-queue branch scales: room to grow is one step, whatever the window's length.
+    vegas.step(40, summary({ latencyMs: latencyFor(40, defaultAlpha(40) / 2), floorSpans: 50 }), d);
+    expect(d).toEqual({ estimate: 40 + Math.min(defaultAlpha(40), vegasLog(40)), reason: 'queue-below-alpha' });
+  });
+
   it('grows a small limit by a fraction of a request, as its band is (one of 50 clients at L = 1-2)', () => {
     const d = decision();
     // beta(2) and beta(1) are fractions of a request; at most doubling.

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { defaultBeta, resolveControlConfig, type ControlOptions } from '../../../src/limiter/control-config';
 import { LimitControlLoop, createLimitController } from '../../../src/limiter/control-loop';
 import type { LimitChange } from '../../../src/limiter/controller';
-import { feed, feedWindows, observeAt } from './support/feed';
+import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
+import { feed, feedUntilClose, feedWindows, observeAt } from './support/feed';
 import { runScripted } from './support/scripted';
 
 function loop(options: ControlOptions = {}): LimitControlLoop {
@@ -12,7 +13,7 @@ function loop(options: ControlOptions = {}): LimitControlLoop {
 /**
  * A vegas loop past its slow start, steering: 30 calls in flight at a flat 100 ms. The slow start
  * grows to 31 (the last binding sample), ends after four rounds without growth, a settling round
- * passes, and the window after it (100 samples, 2 s) measures the baseline at 100 ms at 3.1 s. The
+ * passes, and the window after it (its 400 samples came within the 2 s floor) measures the baseline at 100 ms at 3.1 s. The
  * last settle is at 4 s; the next window closes at 5.1 s.
  */
 function steering(options: ControlOptions = {}): { controller: LimitControlLoop; at: number } {
@@ -110,6 +111,36 @@ describe('the control loop: settle-driven windows (no timers)', () => {
   });
 });
 
+describe('the control loop: windows that wait for their samples (adr/0090)', () => {
+  /** Steering at 31 and 100 ms, then one call a second, each finding the limit binding, until a window closes. */
+  function sparseWindow(noQueueGrowthPerFloor: boolean): { before: number; after: number; lastedMs: number } {
+    const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, noQueueGrowthPerFloor });
+    const at = feedWindows(controller, 2, 0, { inflight: 30 });
+    const opened = feedUntilClose(controller, at + 10, { inflight: 30 });
+    const before = controller.snapshot().estimate;
+    const windows = controller.snapshot().windows;
+    let t = opened;
+    while (controller.snapshot().windows === windows) {
+      t += 1_000;
+      observeAt(controller, { verdict: 'ok', latencyMs: 100 }, t, controller.limit);
+    }
+    return { before, after: controller.snapshot().estimate, lastedMs: t - opened };
+  }
+
+  it('grows by beta per window floor the window lasted when nothing queues, not per window', () => {
+    const { before, after, lastedMs } = sparseWindow(true);
+    // 50 samples x 2 s floor = 100 000 sample-ms: ten calls a second apart close it at 10 s, five floors.
+    expect(lastedMs).toBe(10_000);
+    expect(after).toBeCloseTo(before + Math.min(5 * defaultBeta(before), before), 10);
+  });
+
+  it('grows by one beta for the same window with the rule off (noQueueGrowthPerFloor false)', () => {
+    const { before, after, lastedMs } = sparseWindow(false);
+    expect(lastedMs).toBe(10_000);
+    expect(after).toBeCloseTo(before + defaultBeta(before), 10);
+  });
+});
+
 describe('the control loop: guardrails and guards', () => {
   it('never leaves [minLimit, maxLimit], and says so', () => {
     const controller = loop({ maxLimit: 30 });
@@ -183,9 +214,10 @@ describe('the control loop: guardrails and guards', () => {
     const { controller, at: start } = steering();
     // Deadline spent queued: the upstream ran each call for 20 ms before the timeout.
     feedWindows(controller, 5, start, { verdict: 'timeout', latencyMs: 20, count: 50, inflight: 30 });
-    // Only the clean window before them closed: no queue, + beta(31).
+    // Only the clean window before them closed: no queue, + beta(31) per window floor it lasted
+    // (adr/0090: 3.1 s to 5.2 s, the first timeout past its 2 s floor, 1.05 floors).
     const estimate = controller.snapshot().estimate;
-    expect(estimate).toBeCloseTo(31 + defaultBeta(31), 10);
+    expect(estimate).toBeCloseTo(31 + defaultBeta(31) * 1.05, 10);
     expect(controller.snapshot().lastChange).toMatchObject({ reason: 'no-queue' });
     // The same timeouts after 5 s at the upstream cut the estimate by the full x0.81.
     feedWindows(controller, 1, start + 10_000, { verdict: 'timeout', latencyMs: 5_000, count: 50, inflight: 30 });

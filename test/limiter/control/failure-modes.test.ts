@@ -247,11 +247,14 @@ describe('failure mode 4: during a long incident the baseline drifts up to meet 
     expect(late.maxLimit).toBeLessThanOrEqual(1.2 * (1.5 * 8 + 4));
   });
 
-  // Bug (reported, also in baseline.test.ts): the capacity drop makes the jump rule drain and
-  // re-measure, but its drain target is the completion rate of a window that straddles the drop
-  // (half of it at 50 servers): 54 -> 10, above the 8 servers left. The baseline window then
-  // measures our own queue at 10 in flight: 137 ms, not 100, and the limit settles 25% high.
-  it.fails('vegas keeps its baseline and keeps shedding through 30 minutes of capacity 50 -> 8', () => {
+  // Was a bug (it.fails until adr/0090; the straddling drain is still in baseline.test.ts): the
+  // capacity drop makes the jump rule drain and re-measure, but its drain target is the completion
+  // rate of a window that straddles the drop (half of it at 50 servers): 54 -> 10, above the 8
+  // servers left, and the baseline window measured our own queue at 10 in flight: 137 ms, not 100.
+  // Since the no-queue growth is per window floor (adr/0090) this seed's trajectory no longer ends
+  // there (baseline 100.6 -> 101.0 ms, limit 8..11 in the last 10 min): one seed, a changed path,
+  // not a fix of the straddling drain.
+  it('vegas keeps its baseline and keeps shedding through 30 minutes of capacity 50 -> 8', () => {
     const { before, late, raises } = incident('vegas');
     expect(raises).toBe(0);
     expect(Math.abs(late.lastBaselineMs / before.lastBaselineMs - 1)).toBeLessThan(0.05); // 133 vs 100.6

@@ -16,6 +16,7 @@ export function summary(overrides: Partial<WindowSummary> = {}): WindowSummary {
     durationMs: 2000,
     tailRatio: 1,
     quantileNoise: 0,
+    floorSpans: 1,
   };
   const merged = { ...base, ...overrides };
   if (overrides.reached === undefined) {
