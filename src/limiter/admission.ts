@@ -33,22 +33,15 @@ export interface AdmissionCounters {
   readonly timedOutInQueue: number;
   /** Calls whose caller aborted while they waited. */
   readonly abortedInQueue: number;
-  /**
-   * Waiters whose heartbeat stopped (their request is gone, as when Workers cancels a request)
-   * and that were dropped from the queue or gave back a handed slot (ADR-0043).
-   */
+  /** Waiters dropped, or made to give a handed slot back, as their heartbeat stopped (request cancelled; ADR-0043). */
   readonly abandonedInQueue: number;
   /** Completions per second over the recent drain windows; undefined before the first window. */
   readonly drainPerSecond: number | undefined;
 }
 
 /**
- * The enforcing half of the limiter (DESIGN.md §5): the in-flight counter, the permit pool, the
- * factor-based queue and its waiters' moves between queued, handed, claimed and left. It knows
- * nothing about Vegas: the limit comes from a `LimitController`, which learns from every settle.
- * Its parts with reasons of their own to change live beside it: the pooled permit (./permit,
- * ADR-0041), a waiter, its heartbeat and its timer (./waiter, ADR-0043), the zone decision
- * (./queue-zones, spec §7) and the retry hint's arithmetic (./retry-hint, ADR-0042).
+ * The enforcing half of the limiter (DESIGN.md §5), its limit from a `LimitController`. Parts: ./permit (ADR-0041),
+ * ./waiter (ADR-0043), ./queue-zones (spec §7), ./retry-hint (ADR-0042).
  */
 export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   /** @internal The clock every read of time goes through. */
@@ -57,11 +50,8 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   protected readonly queueing: QueueingConfig | undefined;
   private readonly random: () => number;
   private readonly order: QueueOrder;
-  /**
-   * The waiting line and the waiters handed a slot that have not claimed it yet (normally empty
-   * within a microtask). Both are made when the first call queues (ADR-0029): a limiter whose
-   * calls never wait, as most keys of a KeyRegistry, holds neither (104 bytes a limiter).
-   */
+  // Waiting line, and waiters handed a slot not yet claimed (empty within a microtask). Made on the first queued
+  // call: most registry keys never queue (104 bytes a limiter; ADR-0029, ADR-0086).
   private queue: WaitQueue<Waiter> | undefined = undefined;
   private handed: WaitQueue<Waiter> | undefined = undefined;
   /** The controller's limit, re-read after every observe and resize. */
@@ -76,11 +66,10 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   private queueTimeouts = 0;
   private queueAborts = 0;
   private queueAbandoned = 0;
-  /** Start of the open drain window (-Infinity until the first settle opens it). */
+  // Drain meter (ADR-0042): open window's start (-Infinity before the first settle), completions at that start,
+  // smoothed completions per ms (NaN, a double from the start, until a window closes).
   private drainWindowStart = -Infinity;
-  /** Completions counted when the open window started. */
   private drainWindowBase = 0;
-  /** Smoothed completions per ms; NaN until the first drain window closes (a double from the start). */
   private drainRatePerMs = NaN;
 
   constructor(config: AdmissionConfig) {
@@ -113,23 +102,16 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   }
 
   /**
-   * The low-level fast path: a permit when a slot is free and nobody is waiting (no queue
-   * jumping), else undefined; it never queues. A counter compare and a pop from the permit pool:
-   * no clock read, no allocation once warm. Settle the permit exactly once with what the call
-   * taught (at least `{ verdict, latencyMs }`), then drop the reference: permits are pooled and
-   * reused (adr/0041-pooled-permits.md).
+   * The low-level fast path: a permit when a slot is free and nobody waits, else undefined; never queues, reads no
+   * clock, allocates nothing once warm. Settle the permit exactly once (at least `{ verdict, latencyMs }`), then drop
+   * the reference: permits are pooled and reused (adr/0041-pooled-permits.md).
    */
   tryAcquire(): Permit | undefined {
     if (this.inflightCount >= this.limitNow || (this.queue !== undefined && this.queue.size !== 0)) return undefined;
     return this.takePermit();
   }
 
-  /**
-   * @internal The slow path. Runs at once if the fast path would; otherwise sheds (past the factors, or by
-   * the gradual coin) or waits. The wait counts against `deadlineAt`: a waiter still queued then
-   * leaves with a queued `TimeoutError`, and an abort makes it leave at once with the signal's
-   * reason. Neither teaches the controller anything: the upstream never saw the call.
-   */
+  /** @internal Slow path: run, shed (adr/0044) or wait to `deadlineAt` or abort; a call that leaves teaches nothing. */
   acquire(signal: AbortSignal | undefined, deadlineAt: number, timeoutMs: number | undefined): Promise<Permit> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     let permit = this.tryAcquire();
@@ -160,18 +142,14 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       arm(this.clock, waiter, now);
       signal?.addEventListener('abort', waiter.onAbort);
     } catch (error) {
-      // The clock cannot arm its timer or the signal refused a listener: a waiter without them
-      // could outlive its deadline or its caller, so it leaves before it ever waited (adr/0012).
+      // Without its timer or abort listener it could outlive its deadline or caller: it leaves now (adr/0012).
       this.abandon(waiter, error);
     }
     // The claim is chained here, in the caller's own context: see ADR-0043.
     return woken.then(waiter.claim);
   }
 
-  /**
-   * Changes the limit now (clamped by the controller's guardrails). A higher limit admits waiters
-   * at once; a lower one admits nobody new until in-flight falls under it. Returns the new limit.
-   */
+  /** Sets the limit (clamped by the controller); a raise admits waiters at once (adr/0044). Returns the new limit. */
   resize(limit: number): number {
     const now = this.clock.now();
     try {
@@ -182,12 +160,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     return this.limitNow;
   }
 
-  /**
-   * Subscribes to the controller's limit changes so that a listener runs only after the new
-   * limit applies to admission: it reads the new `limit`, and a `tryAcquire()` inside it obeys
-   * the new limit. Listeners run synchronously, inside the settle or `resize` that moved the
-   * limit, before the waiters a raised limit frees are handed their slots.
-   */
+  /** `listener` runs after the new limit applies, in the same settle or `resize`, before freed waiters are served. */
   protected subscribeToLimit(listener: Listener<LimitChange>): Subscription {
     return this.controller.changes.subscribe((change) => {
       this.limitNow = this.controller.limit;
@@ -195,29 +168,21 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     });
   }
 
-  /**
-   * @internal Called by a permit's first settle. One clock read; no allocation. Kept small on
-   * purpose: V8 inlines the controller's `observe` into it only while the whole path fits its
-   * inlining budget, and a call it does not inline boxes the doubles it passes (ADR-0041). The
-   * queue work lives out of line, behind one check.
-   */
+  /** @internal A permit's first settle: one clock read, no allocation, kept small for V8 (adr/0041, adr/0087). */
   release(permit: PooledPermit, observation: Observation, at: number | undefined): void {
     const inflight = this.inflightCount;
     this.inflightCount = inflight - 1;
-    // `+at`, not `at`: a merge of the clock's double with the untyped parameter is a tagged value,
-    // and V8 boxed every fractional reading into it (16 bytes per settle, issue 16). With `+at`
-    // both sides are numbers; a caller that never passes `at` leaves that side uncompiled.
+    // `+at`: merged with the untyped `at`, the clock's double was boxed on every settle (issue 16, docs/benchmarks.md).
+    // A caller that never passes `at` leaves that side uncompiled.
     const now = at === undefined ? this.clock.now() : +at;
     const drainStart = this.drainWindowStart;
     if (now - drainStart >= DRAIN_WINDOW_MS) {
-      // `now` goes through the field, not as an argument: a double handed to a call V8 does not
-      // inline is boxed, and the box was made on every settle, not only on the rare close.
+      // `now` goes via the field: as an argument to this non-inlined call it was boxed on every settle (adr/0087).
       this.drainWindowStart = now;
       this.closeDrainWindow(drainStart);
     }
-    // Every settle goes to the controller, which ignores `rejected` and `cancelled` (ADR-007) but
-    // may still close a window on time. No try/finally here: it costs the inlining above. If
-    // observe throws, the slot is already free and the next settle, arrival or heartbeat serves it.
+    // Every settle reaches the controller (it ignores `rejected`/`cancelled`, ADR-0007, but may close a window).
+    // No try/finally (it costs the inlining): if observe throws, the slot is free and the next event serves it.
     const controller = this.controller;
     controller.settledAt = now;
     controller.observe(observation, inflight, permit.marked);
@@ -225,16 +190,12 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     const queue = this.queue;
     if (queue !== undefined && (queue.size !== 0 || this.handed!.size !== 0)) this.afterSlotChange(now);
     permit.marked = false;
-    // Pooled only now: a waiter served by this settle never gets the object its caller still
-    // holds, so settling twice in a row stays a no-op.
+    // Pooled only now, so a waiter served above never gets the object its caller holds: a second settle is a no-op.
     permit.nextFree = this.freePermits;
     this.freePermits = permit;
   }
 
-  /**
-   * @internal Called by a permit's first mark (a stream's first token): the controller learns the
-   * latency now; the slot stays held until the settle.
-   */
+  /** @internal A permit's first mark (a stream's first token): the controller learns the latency; the slot is held. */
   mark(_permit: PooledPermit, latencyMs: number, at: number | undefined): void {
     const controller = this.controller;
     if (controller.observeMark === undefined) return;
@@ -255,10 +216,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     return permit;
   }
 
-  /**
-   * @internal The waiter's own timer fired, in its own request's context: its deadline, or a
-   * heartbeat (it is alive; arm the next one).
-   */
+  /** @internal The waiter's timer fired, in its own request's context: its deadline, or a heartbeat (re-arm). */
   waiterTimer(waiter: Waiter): void {
     if (waiter.state !== QUEUED && waiter.state !== HANDED) return;
     if (!waiter.timerIsDeadline) {
@@ -272,26 +230,17 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
         this.afterSlotChange(now);
         return;
       }
-      // A live waiter's beat also reclaims slots handed to waiters that are gone, and serves a
-      // slot left free (a settle whose observe threw), so the queue heals with no settle to help.
+      // A live beat reclaims gone waiters' slots and serves a slot left free (observe threw): no settle needed to heal.
       if (this.handed!.size !== 0 || this.inflightCount < this.limitNow) this.afterSlotChange(now);
       return;
     }
-    const error = new TimeoutError({ timeoutMs: waiter.budgetMs, queued: true });
+    const handed = waiter.state === HANDED;
     this.queueTimeouts++;
-    if (waiter.state === QUEUED) {
-      this.queue!.remove(waiter);
-      this.leave(waiter, error);
-    } else {
-      this.takeBack(waiter, error);
-      this.afterSlotChange(this.clock.now());
-    }
+    this.abandon(waiter, new TimeoutError({ timeoutMs: waiter.budgetMs, queued: true }));
+    if (handed) this.afterSlotChange(this.clock.now());
   }
 
-  /**
-   * @internal The caller aborted while waiting (or after being handed a slot, before claiming it).
-   * It runs inside the platform's event dispatch, so it must not throw.
-   */
+  /** @internal The caller aborted while queued or handed. Runs inside the platform's event dispatch: must not throw. */
   waiterAborted(waiter: Waiter): void {
     let reason: unknown;
     try {
@@ -299,15 +248,11 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     } catch (error) {
       reason = error;
     }
-    if (waiter.state === QUEUED) {
-      this.queue!.remove(waiter);
-      this.queueAborts++;
-      this.leave(waiter, reason);
-    } else if (waiter.state === HANDED) {
-      this.queueAborts++;
-      this.takeBack(waiter, reason);
-      this.afterSlotChange(this.clock.now());
-    }
+    const state = waiter.state;
+    if (state !== QUEUED && state !== HANDED) return;
+    this.queueAborts++;
+    this.abandon(waiter, reason);
+    if (state === HANDED) this.afterSlotChange(this.clock.now());
   }
 
   /** @internal Admission's counters, for the snapshot. */
@@ -341,18 +286,14 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     return permit;
   }
 
-  /**
-   * A slot came back or the limit moved (or the slow path looked): take back stale hand-offs,
-   * drop dead waiters from the oldest end, then admit waiters that fit.
-   */
+  /** A slot came back or the limit moved: take back stale hand-offs, drop the dead from the oldest end, admit. */
   private afterSlotChange(now: number): void {
     this.limitNow = this.controller.limit;
     const queue = this.queue;
     if (queue === undefined) return;
     if (this.handed!.size !== 0) this.takeBackExpiredHandoffs(now);
     if (queue.size === 0) return;
-    // In LIFO order the oldest waiters are served last; sweep the dead ones so they do not hold
-    // places (and push later arrivals into the rejection zone) until their lost timers would fire.
+    // LIFO serves the oldest last: sweep the dead so they hold no places (pushing arrivals into shedding) (adr/0043).
     for (let oldest = queue.peekOldest(); oldest !== undefined && isGone(oldest, now); oldest = queue.peekOldest()) {
       queue.remove(oldest);
       this.dropGone(oldest, now);
@@ -391,11 +332,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     waiter.resolve();
   }
 
-  /**
-   * Handed slots whose waiters never claimed them and are gone (deadline passed, or heartbeat
-   * stale). Normally the waiter's own timer handles its deadline; in Workers that timer dies with
-   * a cancelled request, so settles and the slow path do it lazily.
-   */
+  /** Takes back unclaimed slots of gone waiters: in Workers their timers die with a cancelled request (adr/0043). */
   private takeBackExpiredHandoffs(now: number): void {
     const handed = this.handed!;
     let waiter = handed.peekOldest();
@@ -417,10 +354,6 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     permit.active = false;
     this.inflightCount--;
     this.takenBack++;
-    this.pool(permit);
-  }
-
-  private pool(permit: PooledPermit): void {
     permit.nextFree = this.freePermits;
     this.freePermits = permit;
   }
@@ -446,12 +379,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     return this.admittedCount - this.inflightCount - this.takenBack;
   }
 
-  /**
-   * Closes the drain-rate window (at the first settle a second or more after it opened), or opens
-   * the first one at the first settle: idle time before any traffic is not drain time. The hot
-   * path pays one subtraction and one compare; completions are counted from the admission counter.
-   */
-  /** Closes the drain window that opened at `start`; `drainWindowStart` already holds its end. */
+  /** Closes the window opened at `start` (`drainWindowStart` holds its end); the first settle only opens one. */
   private closeDrainWindow(start: number): void {
     const completed = this.completed();
     if (start !== -Infinity) {
@@ -461,15 +389,11 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     this.drainWindowBase = completed;
   }
 
-  /**
-   * The retry hint (ADR-0042): how long until a new call would run at once, if the current
-   * backlog drains at the measured pace. Calls ahead of it: everyone waiting, plus the running
-   * calls above L - 1. Undefined while no completion has been timed.
-   */
+  /** The retry hint (ADR-0042): calls ahead (all waiting, running above L - 1) at the drain pace; undefined untimed. */
   private retryAfterMs(now: number): number | undefined {
     let ratePerMs = this.drainRatePerMs;
     if (ratePerMs !== ratePerMs) {
-      // Before the first window closes, the open window's pace is the best evidence there is.
+      // Before the first window closes, the open window's pace.
       const elapsed = now - this.drainWindowStart;
       const counted = this.completed() - this.drainWindowBase;
       if (!(elapsed > 0) || elapsed === Infinity || counted <= 0) return undefined;

@@ -15,10 +15,7 @@ export type { FailureHandling } from './window';
 /** A Vegas band bound: requests queued at the upstream, as a function of the current limit. */
 export type BandFunction = (limit: number) => number;
 
-/**
- * The control loop's options: how the limit is found. Every default carries its provenance here
- * and in docs/algorithms.md.
- */
+/** The control loop's options: how the limit is found. Every default's provenance: docs/tuning.md. */
 export interface ControlOptions {
   /**
    * 'vegas' (default: Uber and Netflix both chose it for this problem, spec §4.1), 'gradient2'
@@ -26,62 +23,50 @@ export interface ControlOptions {
    */
   algorithm?: AlgorithmName;
   /**
-   * The limit before any evidence, where the slow start begins (adr/0045). Default 1, ours: a
-   * limiter that knows nothing must not start above the upstream's capacity, or the first
-   * latency it sees, its baseline, already holds the queue it built. At one call in flight no
-   * call can queue behind another of ours; the slow start doubles the limit every round trip
-   * from there (TCP's slow start, RFC 5681), so a capacity of 100 is reached in 7 round trips.
+   * The limit before any evidence, where the slow start begins. Default 1, ours (adr/0045): at one
+   * call in flight nothing of ours queues, so the first latency is a no-load one; the slow start
+   * (RFC 5681) doubles per round trip from there, reaching 100 in ~7 round trips.
    */
   initialLimit?: number;
   /**
-   * The floor. Default 1, ours (adr/0045; spec §6 guessed 4): the knee of a 2-core database or a
-   * 2-worker server is 2-3, and a floor above the knee holds a queue there forever. One call in
-   * flight still keeps a trickle flowing, so recovery stays observable. Defaults to
-   * min(1, initialLimit) and never above an explicit initialLimit.
+   * The floor. Default min(1, initialLimit), ours (adr/0045; spec §6 guessed 4): a floor above a
+   * small upstream's knee (2-3 for a 2-core database) holds a queue there forever, while one call
+   * in flight keeps recovery observable.
    */
   minLimit?: number;
   /** The ceiling. Default 200: Netflix Gradient2Limit. */
   maxLimit?: number;
-  /**
-   * The loop checks whether its window may close at most this often, on a settle (no timers).
-   * Default 100 ms: Envoy's concurrency update interval.
-   */
+  /** How often, at most, a settle checks whether the window may close (no timers). Default 100 ms: Envoy's. */
   updateIntervalMs?: number;
   /** Shortest window. Default 2 000 ms: Uber's Cinnamon ("minimum interval 2 seconds"). */
   minWindowMs?: number;
   /**
-   * Longest window floor; a window this old closes with any sample. Default 30 000 ms: Uber
-   * ("maximum 30"). A gap without calls of twice this long is idle (adr/0031).
+   * Longest window floor: a window this old closes with any sample. Default 30 000 ms: Uber
+   * ("maximum 30"). Twice this without calls is idle (adr/0031).
    */
   maxWindowMs?: number;
-  /**
-   * Samples that close a window on count. Default 50: failsafe-go (Uber's 250 suits their volume).
-   * Fewer close a window that has waited longer (adr/0032): 8 requests a minute still adapt.
-   */
+  /** Samples that close a window (fewer once it has waited longer, adr/0032). Default 50: failsafe-go. */
   minSamples?: number;
-  /** Latency quantile of a window. Default 0.9: Envoy's and Uber's default p90. */
+  /** Latency quantile of a window. Default 0.9: Envoy's and Uber's p90. */
   quantile?: number;
   /** gradient2's limit smoothing, in (0, 1]. Default 0.2: Netflix Gradient2Limit. */
   smoothing?: number;
   /** gradient2's latency tolerance, >= 1. Default 1.5: Netflix Gradient2Limit. */
   rttTolerance?: number;
   /**
-   * aimd's multiplicative backoff on a window of `overload` or `timeout` verdicts. vegas and
-   * gradient2 cut to the concurrency the upstream served (adr/0046) and back off by this ratio's
-   * square on timeouts, the strongest signal (spec §8). Default 0.9: Netflix AIMDLimit.
+   * aimd's multiplicative backoff on `overload` or `timeout`. Default 0.9: Netflix AIMDLimit.
+   * vegas and gradient2 cut overloads to the served concurrency (adr/0046), and timeouts (the
+   * strongest signal, spec §8) by its square.
    */
   backoffRatio?: number;
-  /**
-   * vegas's alpha: with fewer requests than this queued at the upstream, the limit grows. A
-   * function of the limit, as in Netflix VegasLimit. Default `defaultAlpha` (adr/0036).
-   */
+  /** vegas's alpha(L) (Netflix VegasLimit): with fewer requests queued, the limit grows. Default `defaultAlpha`. */
   alpha?: BandFunction;
-  /** vegas's beta: with more queued than this, the limit shrinks. Default `defaultBeta` (adr/0036). */
+  /** vegas's beta(L): with more requests queued, the limit shrinks. Default `defaultBeta`. */
   beta?: BandFunction;
   /**
-   * What a `failure` verdict teaches (adr/0030): 'hold' (default, ours): no latency sample, never
-   * the baseline, and a window where failures are at least half of the answers does not grow;
-   * 'ignore': nothing, like `rejected`; 'overload': a reduce signal, like a 429.
+   * What a `failure` verdict teaches (adr/0030). 'hold' (default, ours): no latency sample (so never
+   * the baseline), and a window at least half failures does not grow; 'ignore': nothing, like
+   * `rejected`; 'overload': a reduce signal, like a 429.
    */
   failure?: FailureHandling;
 }
@@ -110,18 +95,10 @@ export interface ControlConfig {
 export const ALGORITHMS: readonly AlgorithmName[] = Object.freeze(['vegas', 'gradient2', 'aimd', 'fixed'] as const);
 export const FAILURE_HANDLINGS: readonly FailureHandling[] = Object.freeze(['hold', 'ignore', 'overload'] as const);
 
-/**
- * The default band's shape (adr/0036, adr/0049): alpha = min(3 log10 L, ALPHA_SCALE x (L / 10)^
- * ALPHA_POWER) requests, beta = BETA_RATIO x alpha. See `defaultAlpha`.
- */
+/** The default band's shape (adr/0036, adr/0049): see `defaultAlpha`. */
 export const ALPHA_POWER = 0.6;
 export const BETA_RATIO = 2;
-/**
- * Vegas settles with alpha..beta requests queued, at L = C + alpha..C + beta. To hold the limit
- * within 20% of a capacity of 10 (the issue's convergence bound, the tightest case: beta grows
- * slower than L above it), beta(12) must stay under 2, so scale <= 2 / (2 x 1.2^0.6) = 0.90; ours:
- * 0.85, a 5% margin for noise (adr/0049). At scale 1 the limit sat at 12.00-12.08 on 9 of 16 seeds.
- */
+/** Holds C = 10 (the tightest case) within 20%: beta(12) < 2 needs <= 0.90; 5% noise margin (adr/0049). */
 export const ALPHA_SCALE = 0.85;
 
 /** The band a shape gives: alpha(L) = min(3 log10 L, scale x (L / 10)^power), beta = ratio x alpha. */
@@ -137,12 +114,9 @@ export function bandOf(power: number, ratio: number, scale = 1): { alpha: BandFu
 const DEFAULT_BAND = bandOf(ALPHA_POWER, BETA_RATIO, ALPHA_SCALE);
 
 /**
- * The band at small limits (adr/0036). Netflix VegasLimit's alpha = 3 log10(L) (floored at 3) keeps
- * 3 requests queued at a limit of 10, +30% of a capacity of 10, and each of N clients sharing an
- * upstream adds its own band to the queue. Ours: alpha = min(3 log10 L, 0.85 (L / 10)^ALPHA_POWER):
- * 0.85 request at L = 10, a fraction of one below, the spec's 3 log10(L) at large limits. A power below
- * 1 keeps Vegas fair between clients (a band proportional to L would leave every split of the
- * capacity an equilibrium).
+ * vegas's default alpha (adr/0036, adr/0049): min(3 log10 L, 0.85 x (L / 10)^0.6) requests, 0.85 at
+ * L = 10 rather than Netflix VegasLimit's floor of 3 (+30% over a capacity of 10, per client). A
+ * power below 1 keeps clients sharing an upstream fair; 3 log10 L governs from L ~ 404.
  */
 export function defaultAlpha(limit: number): number {
   return DEFAULT_BAND.alpha(limit);
@@ -153,7 +127,7 @@ export function defaultBeta(limit: number): number {
   return DEFAULT_BAND.beta(limit);
 }
 
-/** The defaults, with provenance on each option above and in docs/algorithms.md. */
+/** The defaults; provenance on each option above and in docs/tuning.md. */
 export const CONTROL_DEFAULTS = Object.freeze({
   algorithm: 'vegas' as AlgorithmName,
   initialLimit: 1,
@@ -185,10 +159,8 @@ function openUnitOption(owner: string, name: string, value: unknown, fallback: n
 }
 
 /**
- * Validates the control options once, at construction, into a frozen config. Unknown keys are
- * left alone (the limiter's admission options travel in the same object). A default follows the
- * explicit values around it (initialLimit 10 alone keeps minLimit 1; maxLimit 10 alone gives
- * initialLimit min(1, 10)), but two explicit values that contradict each other throw, naming both.
+ * Validates the options once, at construction; unknown keys (admission's) are left alone. A default
+ * follows the explicit values around it; two explicit values that contradict each other throw, naming both.
  */
 export function resolveControlConfig(options: unknown, owner = 'limiter'): ControlConfig {
   const o = optionsObject<ControlOptions>(owner, options);

@@ -26,15 +26,9 @@ import type { LimitChange, LimitChangeReason, LimitController, LimitControllerSn
 import { TimeoutTail } from './timeout-tail';
 import { LatencySignal, SamplingWindow } from './window';
 
-/**
- * Samples the slow start's rounds need before their own spread replaces SPREAD_PRIOR in the exit
- * test: RFC 9406's N_RTT_SAMPLE (8).
- */
+/** Samples before the rounds' own spread replaces SPREAD_PRIOR: RFC 9406's N_RTT_SAMPLE (8). */
 export const ROUND_SAMPLES = 8;
-/**
- * The standard deviation of log latency the exit test assumes before it has measured one. Ours,
- * on the cautious side: a lognormal latency of sigma 0.5 (p90 / p50 = 1.9, a wide API).
- */
+/** The log-latency spread assumed before one is measured. Ours, cautious: sigma 0.5 (p90/p50 1.9). */
 export const SPREAD_PRIOR = 0.5;
 
 /** A window where failures are at least this share of the answers does not grow (adr/0030). */
@@ -43,8 +37,8 @@ export const FAILURE_GROWTH_VETO = 0.5;
 function createAlgorithm(config: ControlConfig, tuning: ControlTuning): LimitAlgorithm {
   switch (config.algorithm) {
     case 'vegas': {
-      // The default band in the tuning's shape (the ablation varies it); a user's band as given.
-      // The shipped shape shares the default functions: two closures a limiter fewer (233 B a key).
+      // The tuning's band shape (the ablation varies it) unless the user gave one; the shipped
+      // shape shares the default functions (two closures, 233 B a key, fewer).
       const shipped =
         tuning.alphaPower === ALPHA_POWER && tuning.betaRatio === BETA_RATIO && tuning.alphaScale === ALPHA_SCALE;
       const band = shipped
@@ -76,16 +70,13 @@ function latencyShrink(reason: LimitChangeReason): boolean {
 
 /**
  * The limiter's control loop: window -> latency signal -> baseline -> algorithm -> reduce signals
- * -> slow start -> guards -> guardrails. Settle-driven (spec §9.5, ADR-001): `observe` counts the
- * call and, when `updateIntervalMs` has passed since the last check, closes the window if it is
- * ready. No timers, no clock reads: time comes in with each call. `observe` allocates nothing; a
- * window close allocates nothing either, unless somebody listens for limit changes (one event
- * object per change).
+ * -> slow start -> guards -> guardrails. Settle-driven, no timers (spec §9.5, ADR-001): time comes
+ * in with each call, and a window closes at the first settle after `updateIntervalMs` that finds
+ * it ready. Allocates nothing, except one event per limit change when somebody listens.
  *
- * The phases (adr/0045): the loop starts in a slow start at initialLimit and doubles the limit
- * every window until a window shows a queue or a reduce signal; then it drains to the concurrency
- * the upstream served and steers by the algorithm (congestion avoidance). An idle gap or a
- * re-taken baseline starts a new slow start.
+ * Phases (adr/0045): slow start from initialLimit until a round shows a queue or a reduce signal;
+ * drain to the concurrency the upstream served; measure the baseline; then congestion avoidance.
+ * An idle gap or a re-taken baseline starts a new slow start.
  */
 export class LimitControlLoop implements LimitController {
   /** The admitted limit; a plain field, read on every admission. */
@@ -120,11 +111,7 @@ export class LimitControlLoop implements LimitController {
     floorSpans: 1,
   };
   private readonly decision: Decision = { estimate: 0, reason: 'warming-up' };
-  /**
-   * The clock at the settle being observed: the caller sets it just before `observe`, which reads
-   * it, as do the out-of-line helpers (adr/0087: a double passed to a call V8 does not inline is
-   * boxed, on every call, even when the call sits on a branch rarely taken).
-   */
+  /** The clock at the settle being observed, set by the caller: no double crosses a call (adr/0087). */
   settledAt = 0;
   /** The observation a mark feeds through `observe` (reused: a mark allocates nothing). */
   private readonly markObservation: { verdict: 'ok'; latencyMs: number; durationMs: number } = {
@@ -134,10 +121,7 @@ export class LimitControlLoop implements LimitController {
   };
   /** True during a slow start (adr/0045). */
   private slowStart: boolean;
-  /**
-   * A round showed a queue and the slow start holds for one more round to confirm it (RFC 9406's
-   * conservative slow start, shortened to one round): a round of a few samples rises by chance.
-   */
+  /** A round rose; the next confirms it (RFC 9406's conservative slow start, one round). */
   private suspect = false;
   /** The admitted limit the last window without reduce signals used to the full (adr/0046). */
   private servedLimit = 0;
@@ -149,20 +133,16 @@ export class LimitControlLoop implements LimitController {
   /** The limit the current slow-start round began with: growth stops at twice it. */
   private roundLimit: number;
   /**
-   * The slow start's reference (adr/0045): the mean latency of its rounds that showed no rise,
-   * pooled, and their sample count; and the rounds' within-round spread (sample-weighted sum of
-   * squared coefficients of variation), which the test's noise bound uses: it is not inflated when
-   * the level moves from round to round.
+   * The slow start's reference (adr/0045): the pooled mean of its rounds that did not rise; and the
+   * within-round spread the noise bound uses (not inflated by a level that moves between rounds).
    */
   private referenceMs = Number.NaN;
   private referenceLog = Number.NaN;
   private referenceSamples = 0;
   /**
-   * The same rounds measured by cohort (adr/0045): a round's completions are the fastest calls of
-   * the ones it admitted (a round lasts one round trip) plus the slowest of earlier ones, so its
-   * mean runs low while the limit grows (25% at sigma 0.3 in the simulator). A cohort, the calls a
-   * round admitted, counted as they complete through the next round too, has no such bias: its mean
-   * is the no-load latency the drain and the settling compare with.
+   * The same rounds by cohort (the calls a round admitted, counted through the next round): a
+   * round's own completions run low while the limit grows; a cohort's mean is the no-load latency
+   * the drain and the settling use (adr/0045).
    */
   private roundStartedAt = 0;
   private lastRoundStartedAt = 0;
@@ -175,25 +155,18 @@ export class LimitControlLoop implements LimitController {
   private noLoadCount = 0;
   private spreadWeight = 0;
   private spreadSquares = 0;
-  /**
-   * After a drain, the next clean window measures the baseline from calls admitted after it
-   * (`sampleFrom`); 'set' replaces the baseline (first start, a raise), 'offer' may only lower it
-   * (a restart after idle). 'none' otherwise.
-   */
+  /** After a drain, calls admitted from `sampleFrom` measure the baseline: 'set' it, or 'offer' (only lowers). */
   private baselineWindow: 'none' | 'set' | 'offer' = 'none';
   private sampleFrom = -Infinity;
   /** The exit round's completion rate (per ms) and limit, for the baseline window after a drain. */
   private exitRate = 0;
-  /**
-   * Little's law counts a permit's whole hold: for calls that mark (streams) the concurrency the
-   * upstream served is rate x (no-load latency + the time held after the mark), not rate x latency.
-   */
+  /** The exit round's hold after the mark (streams): Little's law counts a permit's whole hold. */
   private exitAfterMarkMs = 0;
   private exitLimit = 0;
   /** Windows still to let pass after a drain before one measures the baseline. */
   private settling = 0;
   private settlingSince = 0;
-  /** A drained window has measured the baseline: later ones need baselineSamples, not firstBaselineSamples (adr/0089). */
+  /** The baseline was measured once: later windows need baselineSamples, not firstBaselineSamples (adr/0089). */
   private baselineMeasured = false;
   /** What the current slow start's drain window does with the baseline. */
   private pendingBaseline: 'set' | 'offer' = 'set';
@@ -240,9 +213,8 @@ export class LimitControlLoop implements LimitController {
   }
 
   /**
-   * The per-call path, at `settledAt`, kept small so that V8 inlines it into the settle: a double
-   * passed to a call it does not inline is boxed, 16 B a call (ADR-0041, adr/0087). Marked calls,
-   * idle gaps, and the windows after a drain (which filter stale samples) take the full path.
+   * The per-call path, at `settledAt`, small enough for V8 to inline into the settle (adr/0087).
+   * Marked calls, idle gaps and the windows after a drain take the full path.
    */
   observe(observation: Observation, inflight: number, marked = false): boolean {
     const now = this.settledAt;
@@ -296,22 +268,17 @@ export class LimitControlLoop implements LimitController {
     const latencyMs = observation.latencyMs;
     const durationMs = observation.durationMs;
     const startedAt = now - (durationMs === undefined ? latencyMs : durationMs);
-    // Idle means nothing in flight: the gap runs from the last lesson to this call's start, and a
-    // call that ran through it (a stream, a slow call) kept it busy.
+    // Idle runs from the last lesson to this call's start: a call that ran through the gap kept it busy.
     const learned = this.lastLearnedAt;
     if (startedAt - learned >= this.config.idleAfterMs) this.restartAfterIdle(now);
     const sample = verdict === 'ok' || verdict === 'answered';
-    // A marked call has given its latency sample at the mark; its settle teaches the hold after it
-    // (a stream's body), for Little's law. Out of line: the common path stays small enough to inline.
+    // A marked call gave its sample at the mark; its settle teaches the hold after it (Little's law).
     if (marked && sample) return this.settleMarked(now, startedAt, latencyMs);
-    // A timeout whose upstream run time is under the no-load latency spent its budget waiting in
-    // our queue and reached the upstream with a sliver of it: no evidence of upstream saturation
-    // (ours). Counted, a queue that outgrew the deadline would cut the limit that drains it.
+    // A timeout that ran upstream for less than the no-load latency starved in our queue: no
+    // evidence against the upstream (ours; counted, it would cut the limit that drains our queue).
     const starved = verdict === 'timeout' && latencyMs < this.baseline.valueMs;
-    // The window that measures the baseline takes only calls admitted after the drain: the ones
-    // before it waited behind the slow start's overshoot.
-    // Refusals of calls admitted before an overload cut answer the old limit, not the new one: they
-    // would close the next window early on a handful of completions and cut again, to about 1.
+    // Stale: a sample admitted before the drain (it queued behind the overshoot), or a refusal of
+    // a call admitted before the last overload cut (it answers the old limit; counted, it cuts again).
     const stale = sample ? startedAt < this.sampleFrom : verdict === 'overload' && startedAt < this.overloadFrom;
     const atMark = observation === this.markObservation;
     this.window.settledAt = now;
@@ -329,8 +296,7 @@ export class LimitControlLoop implements LimitController {
       }
     }
     let changed = false;
-    // The slow start grows per sample whose call found the limit binding (adr/0045), at most to
-    // twice the limit its round began with.
+    // Slow-start growth per binding sample, at most twice the round's limit (adr/0045).
     if (this.slowStart && !this.suspect && sample && inflight >= this.limit) {
       const cap = 2 * this.roundLimit;
       const grown = this.estimate + this.tuning.startupGain;
@@ -340,20 +306,14 @@ export class LimitControlLoop implements LimitController {
     return this.check() || changed;
   }
 
-  /**
-   * The update check, at most once per updateIntervalMs: closes the window if it is ready. Out of
-   * line, so `observe` stays small enough for V8 to inline into the settle: a double passed to a
-   * call it does not inline is boxed, 16 B a call (ADR-0041, the allocation guard).
-   */
+  /** The update check, at most once per updateIntervalMs: closes the window if it is ready (out of line: adr/0087). */
   private check(): boolean {
     const now = this.settledAt;
     this.nextCheckAt = now + this.config.updateIntervalMs;
     const window = this.window;
     const floorMs = this.windowFloorMs();
-    // A slow-start round is one round trip; so is the settling window after a drain (a call
-    // admitted after the drain has come back: the queue ahead of it at the upstream is gone); the
-    // window that measures the baseline waits for firstBaselineSamples the first time and
-    // baselineSamples after that (adr/0089); otherwise a window is at least its floor old.
+    // A slow-start round and the settling after a drain last one round trip; the baseline window
+    // waits for firstBaselineSamples, then baselineSamples (adr/0089); any other, its floor.
     const ready =
       this.slowStart || this.settling > 0
         ? window.roundTrip || window.ready(now, floorMs)
@@ -414,14 +374,13 @@ export class LimitControlLoop implements LimitController {
     const tuning = this.tuning;
     const estimate = this.estimate;
     const latencyDriven = this.algorithm.latencyDriven;
-    // The floor the window was held to (before this window's latency moves it): vegas's no-queue
-    // growth is per floor's worth of time (adr/0090).
+    // The floor this window was held to: vegas's no-queue growth is per floor spanned (adr/0090).
     const floorMs = this.windowFloorMs();
     window.summarise(now, summary);
     const spans = summary.durationMs / floorMs;
     summary.floorSpans = tuning.noQueueGrowthPerFloor && spans > 1 ? spans : 1;
-    // The statistic the algorithm steers by (`statMs`): the window mean for vegas (Little's law
-    // counts queued requests with means; adr/0048), the window quantile for gradient2 (spec §5.2).
+    // `statMs`: the window mean for vegas (Little's law counts queues in means, adr/0048), the
+    // window quantile for gradient2 (spec §5.2).
     let statMs = Number.NaN;
     let meanMs = Number.NaN;
     summary.tailRatio = 1;
@@ -442,8 +401,7 @@ export class LimitControlLoop implements LimitController {
       this.signal.add(statMs);
       summary.quantileNoise = tuning.noiseZ * statSe;
     }
-    // The expected tail (adr/0037): vegas and gradient2 count as reduce signals only the timeouts
-    // beyond the share a healthy upstream shows anyway.
+    // Only timeouts beyond a healthy upstream's tail are reduce signals (adr/0037).
     const timeouts = summary.timeouts;
     if (latencyDriven && tuning.timeoutTail) summary.timeouts = this.tail.excess(timeouts, summary.reached);
 
@@ -454,13 +412,11 @@ export class LimitControlLoop implements LimitController {
     let measuredBaseline = false;
     if (slowStart) {
       summary.latencyMs = statMs;
-      // Until a drained window measures it, a round gives the baseline a first value (telemetry,
-      // the starved-timeout rule); the round is short, so it runs low.
+      // A provisional baseline (telemetry, the starved-timeout rule) until a drained window measures one.
       if (clean && baseline.valueMs !== baseline.valueMs) baseline.offer(statMs, meanMs);
     } else if (this.settling > 0) {
-      // After a drain, rounds of one round trip let the queue the slow start built (ours and, for
-      // clients sharing an upstream, everyone's) drain away: until a round's latency is back at the
-      // slow start's reference (or minWindowMs has passed). They measure nothing (adr/0045).
+      // Settling: one-round-trip rounds until latency is back at the no-load level, at most
+      // minWindowMs, so the overshoot's queue drains before the baseline window (adr/0045).
       const n = summary.samples;
       const noLoadMs = this.noLoadMs();
       const back = n >= ROUND_SAMPLES && !(meanMs > noLoadMs * (1 + this.noiseBound(n, this.noLoadCount)));
@@ -480,12 +436,11 @@ export class LimitControlLoop implements LimitController {
       this.signal.add(statMs);
       summary.latencyMs = statMs;
     } else {
-      // The baseline falls to the smoothed latency, and only by more than the window's noise: the
-      // minimum of a noisy series drifts to its low tail, and at a few samples a window (one of
-      // fifty clients sharing an upstream) that drift is tens of percent.
+      // The baseline falls to the smoothed latency, by more than fallZ x the window's noise: a
+      // running minimum of a noisy series drifts to its low tail.
       const smoothedMs = this.signal.smoothedMs;
       if (clean && baseline.valueMs !== baseline.valueMs) {
-        // No slow start gave a first value (startupGain 0, the fixed algorithm): the first clean window.
+        // No slow start gave a first value (startupGain 0, fixed): the first clean window.
         baseline.offer(statMs, meanMs);
       } else if (
         clean &&
@@ -509,18 +464,13 @@ export class LimitControlLoop implements LimitController {
       pressured = true;
       if (next > estimate) next = estimate;
       if (summary.overloads > 0) {
-        // Down to the concurrency the upstream serves (adr/0046), Little's law: the answered calls'
-        // completion rate x the no-load mean latency (a queue at the upstream is not capacity),
-        // or x their own latency before the no-load one is known. The cut so follows the share of
-        // the window the refusals took, and holds there for a while (each probe past a hard cap
-        // is a burst of refusals).
+        // Cut to the concurrency served (adr/0046): completion rate x no-load latency (Little's
+        // law), and hold there for a while: each probe past a hard cap is a burst of refusals.
         const noLoadMs = slowStart ? this.noLoadMs() : baseline.meanMs;
         const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
         const served =
           noLoadMs > 0 ? rate * (noLoadMs + window.afterMarkMeanMs()) : window.servedConcurrency(summary.durationMs);
-        // An overload window closes early, and its estimate is a few calls' worth of noise: when
-        // the limit the last window without reduce signals used to the full is one more, the
-        // upstream did serve that many at once.
+        // An early-closed window's estimate is noisy: one under a limit served in full is that limit.
         const measured = served === served ? Math.round(served) : estimate;
         const target = this.servedLimit === measured + 1 ? this.servedLimit : measured;
         if (target < next) {
@@ -546,10 +496,9 @@ export class LimitControlLoop implements LimitController {
     }
 
     if (slowStart) {
-      // Only a round whose demand reached the limit can show a queue the limit built: testing the
-      // rounds of an app-limited slow start, hundreds of them, would end it by chance.
+      // Only a round whose demand reached the limit is tested (an app-limited slow start's
+      // hundreds of rounds would end it by chance), unless it rose past raiseRatio.
       const binding = summary.peakInflight >= Math.floor(this.roundLimit);
-      // (A rise past raiseRatio counts anyway: the upstream, or everyone sharing it, queues.)
       const rose =
         latencyDriven &&
         clean &&
@@ -559,10 +508,7 @@ export class LimitControlLoop implements LimitController {
       const queued = rose && (this.suspect || tuning.confirmRounds === 0);
       if (rose && !queued) this.suspect = true;
       else if (!rose && clean) this.suspect = false;
-      // Rounds in which the limit did not grow (demand stayed under it): after startupIdleRounds
-      // of them the slow start has nothing left to find, and congestion avoidance takes over
-      // (adr/0045). Kept running, it would test round after round of an app-limited client, and
-      // one of hundreds of such tests comes out a chance rise.
+      // After startupIdleRounds rounds without growth the slow start has nothing to find (adr/0045).
       this.idleRounds = estimate > this.roundLimit ? 0 : this.idleRounds + 1;
       const idle = tuning.startupIdleRounds > 0 && this.idleRounds >= tuning.startupIdleRounds;
       const over = latencyDriven ? pressured || queued || idle : decision.estimate < estimate;
@@ -570,20 +516,15 @@ export class LimitControlLoop implements LimitController {
         next = estimate;
         reason = 'slow-start';
         const logMean = window.latencyLogMean();
-        // The within-round spread is not inflated by a level that moves between rounds: every
-        // clean round teaches it.
         if (clean && summary.samples >= 2) {
           this.spreadWeight += summary.samples;
           this.spreadSquares += summary.samples * window.latencyLogVariance();
         }
-        // Until the reference holds ROUND_SAMPLES samples, every round that did not rise joins
-        // it: a first round of two lucky calls would otherwise stand as the reference for good.
+        // Every round joins a young reference (two lucky calls must not stand for good).
         const young = this.referenceSamples < ROUND_SAMPLES;
         if (clean && !rose && (young || !(logMean > this.referenceLog + Math.log1p(tuning.startupThreshold)))) {
-          // The reference pools the rounds that stayed within startupThreshold of it (the minimum
-          // of rounds of a few samples each would run to their low tail, and one lucky round would
-          // end the slow start; a round that rose within the noise bound is not pooled either, or
-          // a queue building a few samples at a time would raise the reference with it).
+          // Pooled, not a minimum (one lucky round would end the slow start); a round that rose
+          // within the noise is left out (a slowly building queue would raise the reference).
           const before = this.referenceSamples;
           const pooled = before + summary.samples;
           this.referenceMs = before > 0 ? (this.referenceMs * before + meanMs * summary.samples) / pooled : meanMs;
@@ -593,10 +534,7 @@ export class LimitControlLoop implements LimitController {
       } else {
         this.endSlowStart(now);
         if (queued && tuning.drainOnExit) {
-          // Drain (BBR): the round's completion rate x the last queue-free round's mean latency,
-          // the concurrency the upstream serves at no load (Little's law): the capacity when the
-          // round saturated it (for one of several clients, its share of it), about the in-flight
-          // when a noisy round did not.
+          // Drain (BBR) to drainGain x completion rate x no-load latency (Little's law).
           const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
           const bdp = rate * (this.noLoadMs() + window.afterMarkMeanMs()) * tuning.drainGain;
           next = bdp < estimate ? bdp : estimate;
@@ -616,11 +554,9 @@ export class LimitControlLoop implements LimitController {
       if (!pressured) {
         next = estimate;
         reason = 'warming-up';
-        // When the baseline window finds the no-load latency raiseRatio times the slow start's (a
-        // latency cliff: the upstream got slower, not busier), the drain went far too deep: back
-        // to the exit round's completion rate x the new latency. Otherwise Vegas grows from the
-        // drained limit: a client sharing an upstream that jumped back up at once would load it
-        // while the others still measure their baselines.
+        // A baseline raiseRatio x the slow start's (a latency cliff) means the drain went too
+        // deep: back to exit rate x the new latency. Otherwise Vegas grows from the drained limit
+        // (jumping back at once would load an upstream others are still measuring).
         const target = this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
         const slower = baseline.meanMs >= tuning.raiseRatio * this.noLoadMs();
         if (measuredBaseline && slower && target > estimate) {
@@ -638,11 +574,8 @@ export class LimitControlLoop implements LimitController {
       statMs >= tuning.raiseRatio * baseline.valueMs &&
       estimate <= this.lastWindowLimit
     ) {
-      // Latency jumped raiseRatio-fold from one window to the next while our limit did not grow:
-      // the upstream changed (a latency cliff, a failover), or demand rose into a limit above its
-      // capacity. Either way, drain as a slow start's end does, and measure the no-load latency
-      // anew (adr/0047): down to drainGain x the window's completion rate x the no-load latency
-      // we knew; if the baseline window finds the upstream slower, its end restores the rest.
+      // A raiseRatio-fold jump at a limit that did not grow: the upstream changed, or demand rose
+      // past its capacity. Drain and measure the baseline anew (adr/0047).
       const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
       const drained = rate * (baseline.meanMs + window.afterMarkMeanMs()) * tuning.drainGain;
       next = drained < estimate ? drained : estimate;
@@ -654,7 +587,7 @@ export class LimitControlLoop implements LimitController {
       this.endSlowStart(now);
     } else if (latencyDriven && clean && latencyShrink(reason)) {
       if (baseline.shrinking(statMs, meanMs, summary.meanInflight, estimate <= this.minLimit)) {
-        // The upstream got slower, not busier (adr/0047): hold, and find the capacity anew.
+        // Slower, not busier (adr/0047): hold, and find the capacity anew.
         next = estimate;
         reason = 'baseline-raised';
         this.startSlowStart('set');
@@ -662,8 +595,7 @@ export class LimitControlLoop implements LimitController {
     } else if (!latencyShrink(reason)) {
       baseline.endDescent();
     }
-    // Only a window the latency rule did not shrink teaches the tail: timeouts that come with a
-    // queue are the queue's.
+    // Timeouts that come with a queue are the queue's, not the tail's.
     if (latencyDriven && tuning.timeoutTail && summary.samples > 0 && !latencyShrink(decision.reason)) {
       this.tail.learn(timeouts, summary.reached);
     }
@@ -707,12 +639,7 @@ export class LimitControlLoop implements LimitController {
     return this.apply(this.clamp(next), reason, now, tuning.dither);
   }
 
-  /**
-   * Whether a slow-start round's mean latency rose over the reference (the pooled mean of the
-   * rounds before it that did not) by more than startupThreshold, or by startupNoiseZ standard errors of the
-   * difference (adr/0045). The noise uses the rounds' pooled within-round spread, so a round of
-   * two samples is judged with a spread measured on many (SPREAD_PRIOR until there is one).
-   */
+  /** Whether a round's mean log latency rose over the reference past the noise bound (adr/0045). */
   private roundQueued(logMean: number, samples: number): boolean {
     const referenceLog = this.referenceLog;
     if (!(referenceLog === referenceLog) || !(logMean === logMean) || samples < 1) return false;
@@ -720,11 +647,9 @@ export class LimitControlLoop implements LimitController {
   }
 
   /**
-   * The relative change of a round's latency against one over `b` samples that chance explains:
-   * startupNoiseZ standard errors of the difference of their mean log latencies, at least
-   * startupThreshold. Tested on logs, so a heavy tail (one slow call among four) does not pass
-   * for a queue. The spread is the slow start's pooled within-round standard deviation of log
-   * latency (SPREAD_PRIOR before it has one).
+   * The relative rise chance explains between means over `a` and `b` samples: startupNoiseZ
+   * standard errors of their log difference (logs: a heavy tail is not a queue), at least
+   * startupThreshold.
    */
   private noiseBound(a: number, b: number): number {
     const sd = this.spreadWeight >= ROUND_SAMPLES ? Math.sqrt(this.spreadSquares / this.spreadWeight) : SPREAD_PRIOR;
@@ -733,10 +658,7 @@ export class LimitControlLoop implements LimitController {
     return noise > tuning.startupThreshold ? noise : tuning.startupThreshold;
   }
 
-  /**
-   * The slow start's no-load mean latency: the pooled cohorts of its queue-free rounds, or the
-   * rounds' own (low) mean before a cohort has completed.
-   */
+  /** The slow start's no-load mean: its queue-free cohorts, or the rounds' own (low) mean before one completes. */
   private noLoadMs(): number {
     return this.noLoadCount >= ROUND_SAMPLES ? this.noLoadSum / this.noLoadCount : this.referenceMs;
   }
@@ -789,11 +711,8 @@ export class LimitControlLoop implements LimitController {
   }
 
   /**
-   * The idle rule (adr/0031): after a gap of at least idleAfterMs without a call that taught
-   * anything, the half-filled window and the latency smoothing are stale and are dropped, and the
-   * loop restarts with a slow start from the limit it has (TCP's restart after idle, RFC 5681
-   * §4.1): a limit an incident pushed down is not clamped when traffic comes back. The baseline
-   * is kept (the drain may only lower it): it is the best no-load reference there is.
+   * The idle rule (adr/0031): after idleAfterMs without a lesson, drop the stale window and
+   * smoothing and slow-start from the current limit (RFC 5681 §4.1); the baseline is kept.
    */
   private restartAfterIdle(now: number): void {
     // The gap is accounted for once, even if the settle that ended it teaches nothing.
@@ -812,11 +731,8 @@ export class LimitControlLoop implements LimitController {
   }
 
   /**
-   * Sets the estimate and the admitted limit. At a window close (`dither`) the limit is the
-   * estimate rounded by error diffusion: the fraction left over carries to the next window, so
-   * over windows the admitted limit averages the estimate. Rounded down every time, an estimate of
-   * 1.9 would admit one call for as long as it held, and of two clients that hold 1.9 and 2.1 one
-   * would get half the other's share.
+   * Sets the estimate and the admitted limit. At a window close (`dither`) the estimate is rounded
+   * by error diffusion, so the admitted limit averages it (floored, 1.9 and 2.1 would admit 1 and 2).
    */
   private apply(next: number, reason: LimitChangeReason, now: number, dither = false): boolean {
     const from = this.limit;
@@ -826,8 +742,7 @@ export class LimitControlLoop implements LimitController {
       to = Math.floor(target);
       if (to < this.minLimit) to = this.minLimit;
       else if (to > this.maxLimit) to = this.maxLimit;
-      // A window that shrank the estimate never raises the admitted limit (a reduce signal never
-      // grows it, adr/0035): the carry waits for the next window.
+      // A shrinking window never raises the admitted limit (adr/0035).
       if (next < this.estimate && to > from) to = from;
       this.carry = target - to;
       if (this.carry > 1 || this.carry < -1) this.carry = 0;

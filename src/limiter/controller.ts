@@ -1,30 +1,22 @@
 import type { EventChannel } from '../core/events';
 import type { Observation } from '../core/observation';
 
-/**
- * The seam between the limiter's control loop (algorithm + window + baseline: it decides the
- * limit) and its admission (counters, queue, permits: it enforces the limit). Netflix's
- * Limit/Limiter split (STYLE.md): admission knows nothing about Vegas; Vegas knows nothing about
- * permits.
- */
+/** The control loop's algorithm: see `ControlOptions.algorithm` and docs/algorithms.md. */
 export type AlgorithmName = 'vegas' | 'gradient2' | 'aimd' | 'fixed';
 
 /**
- * Why the limit moved (or held) at a window close; each names the step it took.
- *
- * - the slow start (adr/0045): 'slow-start' (no queue yet: doubled), 'drain' (left the slow start
- *   with a queue: down to the concurrency the upstream served);
+ * Why the limit moved (or held); each names the step it took. Full table: docs/algorithms.md.
+ * - slow start (adr/0045): 'slow-start' (no queue yet: grew), 'drain' (left it with a queue: down
+ *   to the concurrency the upstream served);
  * - vegas: 'no-queue', 'queue-below-alpha' (grow), 'queue-within-band' (hold), 'queue-above-beta'
  *   (shrink), 'invalid-band' (a user alpha/beta returned nonsense: hold);
  * - gradient2: 'latency-within-tolerance', 'headroom' (grow), 'latency-above-tolerance' (shrink);
  * - aimd: 'healthy-window' (grow), 'no-samples' (hold); fixed: 'fixed';
- * - reduce signals (adr/0046, adr/0035): 'overload' (down to the concurrency served without
- *   overload), 'timeout' (share-scaled backoff), 'overload-hold' (growth held at the concurrency
- *   an overload showed);
+ * - reduce signals (adr/0046, adr/0035): 'overload' (down to the concurrency served), 'timeout'
+ *   (share-scaled backoff), 'overload-hold' (growth held at the concurrency an overload showed);
  * - guards: 'app-limited' (growth capped by demand), 'failures' (a failure-dominated window does
  *   not grow), 'warming-up' (no baseline yet), 'baseline-raised' (adr/0047: the upstream got
- *   slower; a new slow start follows), 'idle-restart' (adr/0031), 'at-min', 'at-max',
- *   'invalid-step';
+ *   slower; a new slow start follows), 'idle-restart' (adr/0031), 'at-min', 'at-max', 'invalid-step';
  * - 'manual': `resize()` / `setLimit()`.
  */
 export type LimitChangeReason =
@@ -66,7 +58,7 @@ export interface LimitChange {
 
 export interface LimitControllerSnapshot {
   readonly algorithm: AlgorithmName;
-  /** The admitted limit: the integer part of `estimate`, within [minLimit, maxLimit]. */
+  /** The admitted limit, within [minLimit, maxLimit]: `estimate` rounded so that it averages it (adr/0049). */
   readonly limit: number;
   /** The fractional estimate kept internally. */
   readonly estimate: number;
@@ -74,7 +66,10 @@ export interface LimitControllerSnapshot {
   readonly maxLimit: number;
   /** The no-load reference latency, once known. */
   readonly baselineMs: number | undefined;
-  /** The smoothed window latency (the window statistic -> median filter -> EWMA), once known; vegas steers on each window's own mean (adr/0048). */
+  /**
+   * The smoothed window latency (statistic -> median filter -> EWMA), once known; vegas steers on
+   * each window's own mean (adr/0048).
+   */
   readonly latencyMs: number | undefined;
   /** True while the slow start runs (adr/0045). */
   readonly slowStart: boolean;
@@ -86,27 +81,20 @@ export interface LimitControllerSnapshot {
   readonly lastChange: LimitChange | undefined;
 }
 
+/** The seam: the control loop decides the limit, admission enforces it (Netflix's Limit/Limiter split). */
 export interface LimitController {
   /** The admitted limit (an integer within the guardrails). */
   readonly limit: number;
   readonly minLimit: number;
   readonly maxLimit: number;
-  /**
-   * The clock at the settle `observe` feeds: set it just before the call. A field, not an argument:
-   * V8 boxes a double passed to a call it does not inline, 16 B a settle (adr/0087).
-   */
+  /** The settle's clock, set just before `observe`: V8 boxes a double argument it does not inline (adr/0087). */
   settledAt: number;
   /**
-   * Feeds one settled call, at `settledAt`; `inflight` counts the calls in flight at that moment,
-   * the settling one included. Advances the loop when a window closes (settle-driven: no timers).
-   * Returns true when `limit` changed. `marked` says the call already reported its latency through
-   * `observeMark`.
+   * Feeds one settled call at `settledAt` (`inflight` includes it; `marked`: its latency came via
+   * `observeMark`) and closes a window when due (no timers). Returns true when `limit` changed.
    */
   observe(observation: Observation, inflight: number, marked?: boolean): boolean;
-  /**
-   * Feeds the latency of a call still in flight (a stream's first token: `permit.mark`), with the
-   * in-flight count at its admission. Optional: a controller without it learns at settle only.
-   */
+  /** Optional: feeds a marked call's latency while it runs (`permit.mark`), with the in-flight at its admission. */
   observeMark?(latencyMs: number, now: number, inflight: number): boolean;
   /** A manual resize (clamped to the guardrails). Returns true when `limit` changed. */
   setLimit(limit: number, now: number): boolean;

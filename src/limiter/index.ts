@@ -1,7 +1,4 @@
-/**
- * The limiter's public surface. `src/index.ts` re-exports this module; internals (admission, the
- * wait queue, the control loop's parts, `limiterWithController`) stay out of it.
- */
+// The public surface, re-exported by src/index.ts; internals (admission, the loop, limiterWithController) stay out.
 export { limiter, Limiter, type LimiterOptions, type LimiterSnapshot, type QueueingOptions } from './limiter';
 export type { QueueingConfig, AdmissionCounters } from './admission';
 export type { QueueOrder } from './wait-queue';

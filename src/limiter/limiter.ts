@@ -27,15 +27,13 @@ import type { QueueOrder } from './wait-queue';
 /** The queue's bounds, as factors of the adapting limit (spec §7; see docs/queueing.md). */
 export interface QueueingOptions {
   /**
-   * Calls running plus waiting up to `initialFactor`·limit wait without any rejection.
-   * Default 2: the spec's shape (§6, §7), failsafe-go's `WithQueueing(2, 3)` numbers counted on
-   * running plus waiting (failsafe-go counts waiters only: adr/0008). At least 1.
+   * Calls running plus waiting up to `initialFactor`·limit wait without rejection. At least 1. Default 2: the spec's
+   * shape (§6, §7) with failsafe-go's `WithQueueing(2, 3)` numbers, which count waiters only (adr/0008).
    */
   initialFactor?: number;
   /**
-   * From `maxFactor`·limit every call is rejected; between the two factors the rejection
-   * probability rises linearly from 0 to 1. Default 3 (the spec's), or `initialFactor + 1` when
-   * that is larger (ours: keeps the gradual zone one limit wide, as in the default shape).
+   * From `maxFactor`·limit every call is rejected; between the factors the rejection probability rises linearly from
+   * 0 to 1. Default 3 (the spec's), or `initialFactor + 1` if larger (ours: the gradual zone stays one limit wide).
    */
   maxFactor?: number;
 }
@@ -43,20 +41,16 @@ export interface QueueingOptions {
 export type LimiterOptions = ControlOptions & {
   clock?: Clock;
   /**
-   * Factor-based queueing (spec §7, adr/0008). `false` turns it off: a call that cannot run at
-   * once is rejected. Default `{ initialFactor: 2, maxFactor: 3 }` (the spec's shape, on running
-   * plus waiting; adr/0008 says how that differs from failsafe-go's).
+   * Factor-based queueing (spec §7, adr/0008). `false`: a call that cannot run at once is rejected. Default
+   * `{ initialFactor: 2, maxFactor: 3 }`, counted on running plus waiting (unlike failsafe-go: adr/0008).
    */
   queueing?: QueueingOptions | boolean;
   /**
-   * Which waiter a freed slot goes to. Default 'lifo' (ours, adr/0040-queue-order-lifo.md): under
-   * overload with deadlines, the newest waiter is the one that can still finish in time.
+   * Which waiter a freed slot goes to. Default 'lifo' (ours, adr/0040-queue-order-lifo.md): under overload with
+   * deadlines, the newest waiter is the one that can still finish in time.
    */
   queueOrder?: QueueOrder;
-  /**
-   * A uniform number in [0, 1) for gradual rejection. Default `Math.random`; inject a seeded
-   * source to make a simulation deterministic.
-   */
+  /** A uniform number in [0, 1) for gradual rejection. Default `Math.random`; seed it for deterministic runs. */
   random?: () => number;
   /** Classifies calls made through `execute`. */
   classify?: Classifier;
@@ -73,22 +67,17 @@ export interface LimiterSnapshot extends LimitControllerSnapshot, AdmissionCount
   readonly queueOrder: QueueOrder;
 }
 
-/** The spec's default (§6, §7): failsafe-go's numbers, counted on running plus waiting (adr/0008). */
+// The spec's queue shape (§6, §7) with failsafe-go's numbers, on running plus waiting (adr/0008); LIFO is ours
+// (adr/0040). Default objects are frozen and shared by every limiter whose options equal them (ADR-0029, ADR-0086):
+// the control config saves a key about 0.3 KB (16 fields and their number boxes).
 const DEFAULT_INITIAL_FACTOR = 2;
 const DEFAULT_MAX_FACTOR = 3;
-/** Ours, decided by the experiment in adr/0040-queue-order-lifo.md. */
 const DEFAULT_QUEUE_ORDER: QueueOrder = 'lifo';
 const QUEUE_ORDERS: readonly QueueOrder[] = ['fifo', 'lifo'];
-/** The default queue bounds, one frozen object shared by every limiter that keeps them (ADR-0029). */
 const DEFAULT_QUEUEING: QueueingConfig = Object.freeze({
   initialFactor: DEFAULT_INITIAL_FACTOR,
   maxFactor: DEFAULT_MAX_FACTOR,
 });
-/**
- * The control loop's configuration with every default, one frozen object shared by every limiter
- * whose resolved options equal it: a key of a KeyRegistry then holds no config of its own
- * (about 0.3 KB: 16 fields and their number boxes). Frozen, so sharing it cannot leak a change.
- */
 const DEFAULT_CONTROL_CONFIG: ControlConfig = /* @__PURE__ */ resolveControlConfig(undefined, 'limiter');
 
 /** Every option `limiter()` accepts: the control loop's and admission's. */
@@ -115,15 +104,10 @@ const LIMITER_OPTION_NAMES: readonly (keyof LimiterOptions)[] = [
   'classify',
 ];
 
-/** A controller handed in by `limiterWithController` for the constructor in progress. */
 /**
- * The adaptive concurrency limiter: a control loop that finds the upstream's capacity from latency
- * (controller), and admission that enforces it (counters, permits, a factor-bounded queue).
- * One limiter may be shared by any number of callers; a change of limit applies to all of them at
- * once, mid-flight.
- *
- * It *is* its admission (a subclass, not a wrapper): `tryAcquire` and `permit.settle` reach the
- * counters with no extra call, which keeps the fast path inside V8's inlining budget (adr/0041).
+ * The adaptive concurrency limiter: a control loop finds the upstream's capacity from latency, and admission enforces
+ * it (counters, permits, a factor-bounded queue). Share one among any number of callers: a change of limit applies to
+ * all at once, mid-flight. It *is* its admission (a subclass, not a wrapper) to keep the fast path inlined (adr/0041).
  */
 export class Limiter extends Admission implements Policy<LimiterSnapshot>, LimiterPort {
   /** @internal Per-call events, made on the first `onSettle` or `onRefuse` (issue 17). */
@@ -133,10 +117,7 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   private readonly classifier: Classifier | undefined;
 
   constructor(options?: LimiterOptions);
-  /**
-   * @internal Not part of the public contract: tests inject a stand-in controller, the
-   * simulator's ablation study a tuning (src/internal.ts).
-   */
+  /** @internal Tests inject a stand-in controller, the ablation study a tuning (src/internal.ts). */
   constructor(options: LimiterOptions | undefined, internal: { controller?: LimitController; tuning?: ControlTuning });
   constructor(options?: LimiterOptions, internal?: { controller?: LimitController; tuning?: ControlTuning }) {
     const o = optionsObject<LimiterOptions>('limiter', options);
@@ -178,9 +159,9 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   }
 
   /**
-   * Sets the limit by hand (clamped to minLimit..maxLimit) for every caller at once. A higher
-   * limit admits waiters immediately; a lower one admits nobody new until in-flight falls under
-   * it. The control loop carries on from the new limit. Returns the limit now in force.
+   * Sets the limit by hand (clamped to minLimit..maxLimit) for every caller at once; the control loop carries on from
+   * it. A higher limit admits waiters at once; a lower one admits nobody new until in-flight falls under it. Returns
+   * the limit now in force.
    */
   override resize(limit: number): number {
     if (typeof limit !== 'number' || !(limit >= 1) || limit === Infinity) {
@@ -193,17 +174,16 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   }
 
   /**
-   * Calls `listener` on every change of the limit (window decisions and `resize`), once the new
-   * limit applies: inside the listener `limit` is the new one and `tryAcquire()` obeys it.
+   * Calls `listener` on every change of the limit (window decisions and `resize`), once the new limit applies: inside
+   * the listener `limit` is the new one and `tryAcquire()` obeys it.
    */
   onLimitChange(listener: Listener<LimitChange>): Subscription {
     return this.subscribeToLimit(listener);
   }
 
   /**
-   * Hears every call this limiter admitted that ran, when it settles, in a pipeline or alone: its
-   * Observation, after the policies learned from it. The Observation is one object resilix reuses
-   * for every call, valid only during the listener: copy what you keep.
+   * Hears every call this limiter admitted that ran, when it settles (in a pipeline or alone), after the policies
+   * learned from it. resilix reuses its Observation for every call, valid only during the listener: copy what you keep.
    */
   onSettle(listener: Listener<Observation>): Subscription {
     return subscribeSettled(this, listener);
@@ -233,11 +213,7 @@ export function limiter(options?: LimiterOptions): Limiter {
   return new Limiter(options);
 }
 
-/**
- * @internal A limiter driven by a given controller (a test stand-in, or a simulator's scripted
- * limit). Not exported from the package.
- */
-/** @internal A limiter around a given controller (tests: stand-ins with scripted limits). */
+/** @internal A limiter around a given controller (a test stand-in, a scripted limit); not exported by the package. */
 export function limiterWithController(options: LimiterOptions | undefined, controller: LimitController): Limiter {
   return new Limiter(options, { controller });
 }

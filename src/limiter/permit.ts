@@ -7,11 +7,7 @@ export interface PermitOwner {
   mark(permit: PooledPermit, latencyMs: number, at: number | undefined): void;
 }
 
-/**
- * A pooled permit (ADR-0041). Settling returns it to its limiter's free list, so tryAcquire +
- * settle allocate nothing in steady state; a second settle before reuse is a no-op. A holder must
- * drop its reference after settling: once reused, the same object is someone else's permit.
- */
+/** A pooled permit (ADR-0041): a second settle before reuse is a no-op; after reuse it is another call's permit. */
 export class PooledPermit implements Permit {
   inflight = 0;
   /** @internal */

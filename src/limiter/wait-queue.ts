@@ -1,9 +1,4 @@
-/**
- * The limiter's waiting line: an intrusive doubly-linked list. A waiter is its own node, so
- * joining, leaving from anywhere (an abort, a deadline) and being served are all O(1) with no
- * search and no array shifting. The same node type also sits in the list of waiters that were
- * handed a slot but have not yet claimed it (admission.ts); a node is in at most one list.
- */
+/** An intrusive doubly-linked list (a waiter is its own node): O(1) join, serve and leave from anywhere, no search. */
 export class QueueNode {
   /** @internal */
   prev: QueueNode | undefined = undefined;

@@ -4,19 +4,10 @@ import type { Permit } from '../core/ports';
 import type { PooledPermit } from './permit';
 import { QueueNode } from './wait-queue';
 
-/**
- * A waiter's one timer fires at its deadline or after this long, whichever is sooner, and is
- * re-armed until the waiter leaves (ADR-0043). Ours: in Cloudflare Workers a request that awaits
- * a promise with no timer or I/O of its own is cancelled as hung, and a cancelled request's timers
- * never fire; the beat keeps the waiter's request alive and proves that it is. At most one timer
- * event a second per waiter, and only while it waits.
- */
+// Ours (ADR-0043): a waiter's one timer fires at its deadline or this often while it waits. In Workers a request
+// awaiting with no timer of its own is cancelled as hung; the beat keeps it alive and proves it is.
 const HEARTBEAT_MS = 1_000;
-/**
- * A waiter whose heartbeat is this late is taken to be gone (its request was cancelled with its
- * timers) and leaves the queue, or gives back the slot it was handed. Ours: ten missed beats, far
- * beyond timer jitter, while bounding how long a ghost holds a place or a slot.
- */
+// Ours (ADR-0043): a waiter this silent is gone. Ten beats: far beyond timer jitter, and bounds a ghost's stay.
 const STALE_AFTER_MS = 10 * HEARTBEAT_MS;
 
 export const QUEUED = 0;
@@ -33,10 +24,7 @@ export interface WaiterHost {
   claim(waiter: Waiter): Permit;
 }
 
-/**
- * One call waiting for a slot. Its timer (a heartbeat, and at the end its deadline) and its abort
- * listener live only while it waits.
- */
+/** One call waiting for a slot; its timer and abort listener live only while it waits. */
 export class Waiter extends QueueNode {
   state: WaiterState = QUEUED;
   permit: PooledPermit | undefined = undefined;
@@ -88,11 +76,7 @@ export function isGone(waiter: Waiter, now: number): boolean {
   return waiter.deadlineAt <= now || now - waiter.beatAt >= STALE_AFTER_MS;
 }
 
-/**
- * Clears the waiter's timer and removes its abort listener. Both call code that is not ours (the
- * clock, the caller's signal): a throw is reported and the waiter leaves regardless. A timer or
- * listener left behind finds the waiter gone and does nothing.
- */
+/** Clears the timer and abort listener; a throw (clock, signal) is reported, and the leftover then does nothing. */
 export function disarm(clock: ResolvedClock, waiter: Waiter): void {
   if (waiter.hasTimer) {
     waiter.hasTimer = false;

@@ -11,21 +11,16 @@ import { DEFAULT_TUNING } from './control-tuning';
 /** How a `failure` verdict teaches the limiter (adr/0030-failure-verdict.md). */
 export type FailureHandling = 'hold' | 'ignore' | 'overload';
 
+/** The options a window reads (ControlOptions), and the overload share that closes it early (adr/0046). */
 export interface WindowRules {
-  /** Latency quantile of one window, in (0, 1). */
   readonly quantile: number;
-  /** Samples that close a window on count once it is at least its floor old. */
   readonly minSamples: number;
-  /** Lower clamp of a window's floor (its shortest life), ms. */
   readonly minWindowMs: number;
-  /** Upper clamp of the floor; a window this old closes with any sample, ms. */
   readonly maxWindowMs: number;
   readonly failure: FailureHandling;
-  /** A window whose answers are at least this share `overload` may close before its floor (adr/0046). */
   readonly overloadCloseShare: number;
 }
 
-/** The rules a window keeps: only its own six fields, frozen, of one shape. */
 function copyRules(r: WindowRules): WindowRules {
   return Object.freeze({
     quantile: r.quantile,
@@ -37,7 +32,6 @@ function copyRules(r: WindowRules): WindowRules {
   });
 }
 
-/** The rules of a limiter with the default options and tuning, shared by every such window. */
 const DEFAULT_RULES: WindowRules = /* @__PURE__ */ copyRules({
   ...CONTROL_DEFAULTS,
   overloadCloseShare: DEFAULT_TUNING.overloadCloseShare,
@@ -47,23 +41,12 @@ const DEFAULT_RULES: WindowRules = /* @__PURE__ */ copyRules({
 export const OVERLOAD_CLOSE_MIN_ANSWERS = 10;
 
 /**
- * One sampling window: what the calls that settled since the last close taught, in O(1) memory.
- * Latency samples come from `ok` and `answered` only (spec §8: answered is a sample without
- * pressure); `overload` and `timeout` are counted as reduce signals, never as samples (a 429 is
- * fast, a timeout is censored at the deadline; neither is the upstream's service time);
- * `failure` follows the failure handling (adr/0030); `rejected` and `cancelled` teach nothing.
- * The latency the window sees is `Observation.latencyMs`, which excludes time queued in the
- * limiter: the limiter never counts its own queue as upstream latency.
- *
- * Closing (adr/0032-window-closing-and-low-traffic.md): a window closes once it is at least
- * its floor old (the floor is clamp(2 x latency, minWindowMs, maxWindowMs), as failsafe-go sizes
- * windows from the round trip) and either has `minSamples` samples, or has waited long enough
- * that samples x age >= minSamples x floor (the low-traffic rule: 50 samples at 2 s is worth 4
- * at 25 s), or is `maxWindowMs` old with any sample at all. A window with reduce signals and no
- * samples closes at its floor. Allocates nothing after construction.
+ * One sampling window, O(1) memory, no allocation after construction. Samples are the `latencyMs` of
+ * `ok` and `answered` (our queue excluded; spec §8). `overload` and `timeout` are reduce signals, never
+ * samples: a 429 is fast, a timeout censored (adr/0035). `failure`: adr/0030. Closing: adr/0032.
  */
 export class SamplingWindow {
-  /** Clock time the window opened; NaN until its first counted observation. */
+  /** NaN until the first counted observation. */
   openedAt = Number.NaN;
   samples = 0;
   overloads = 0;
@@ -71,9 +54,9 @@ export class SamplingWindow {
   failures = 0;
   reached = 0;
   peakInflight = 0;
-  /** The clock at the settle `recordSettle` counts (set by the caller just before). */
+  /** The settle's clock, set before recordSettle (adr/0087). */
   settledAt = 0;
-  /** True once a call admitted after the window opened has ended: the window spans a round trip. */
+  /** A call admitted after the window opened has ended: it spans a round trip (adr/0045). */
   roundTrip = false;
   private inflightSum = 0;
   private afterMarkSum = 0;
@@ -87,17 +70,12 @@ export class SamplingWindow {
   private readonly rules: WindowRules;
 
   constructor(rules: WindowRules) {
-    // The control loop hands over its whole config with the tuning's share added (17 fields, their
-    // number boxes and a property array, about 0.3 KB), which a window would keep for its life in
-    // every key of a KeyRegistry: it keeps its six fields, and the shared default rules when equal.
+    // Six fields, or the shared defaults, not the loop's whole config: per-key memory (adr/0086).
     this.rules = sharedWhenEqual(copyRules(rules), DEFAULT_RULES);
     this.latencies = new WindowQuantile({ quantile: rules.quantile });
   }
 
-  /**
-   * Counts one settled call that started at `startedAt`. Returns false when the verdict teaches
-   * nothing.
-   */
+  /** Counts one settled call; false when its verdict teaches nothing. */
   record(verdict: Verdict, latencyMs: number, inflight: number, now: number, startedAt: number): boolean {
     this.settledAt = now;
     const observation = { verdict, latencyMs, durationMs: now - startedAt };
@@ -106,11 +84,7 @@ export class SamplingWindow {
     return counted;
   }
 
-  /**
-   * Adds a counted sample's log latency (the slow start's exit test reads the round's log mean
-   * and variance). Separate from recordSettle, and given the observation, not a number: the
-   * per-call path must stay within V8's inlining budget (see recordSettle).
-   */
+  /** Log latency for the slow start's exit test; apart from recordSettle, V8's inlining budget (adr/0087). */
   recordLog(observation: Observation): void {
     const latencyMs = observation.latencyMs;
     if (!(latencyMs > 0) || latencyMs === Infinity) return;
@@ -121,11 +95,8 @@ export class SamplingWindow {
   }
 
   /**
-   * `record` as the control loop calls it, at `settledAt` (set it first): the observation itself
-   * (its `durationMs`, start to settle, or its latency when undefined, gives the start) and the
-   * clock through a field, so no double crosses the call (a double passed to a call V8 does not
-   * inline is boxed: 16 B a call). `atMark`: the sample of a mark,
-   * whose hold is counted at its settle (recordHold).
+   * `record` on the per-call path: the clock comes through `settledAt` (set it first), so no double
+   * crosses the call (adr/0087). `atMark`: a mark's sample, its hold counted at settle (recordHold).
    */
   recordSettle(observation: Observation, inflight: number, atMark: boolean): boolean {
     const now = this.settledAt;
@@ -137,8 +108,7 @@ export class SamplingWindow {
       case 'ok':
       case 'answered': {
         if (!(latencyMs >= 0) || latencyMs === Infinity) return false;
-        // Little's law counts the whole hold: a call that did not mark held its permit for its
-        // latency; a marked one's time after the mark is counted at its settle (recordHold).
+        // Little's law counts the whole hold; a marked call's is counted at its settle (recordHold).
         if (!atMark) this.holds++;
         this.latencies.add(latencyMs);
         this.latencySum += latencyMs;
@@ -168,20 +138,13 @@ export class SamplingWindow {
     return true;
   }
 
-  /**
-   * Counts how long one answered call held its permit past its latency: a marked call (a stream)
-   * holds it through its body, time that is not latency but is concurrency (Little's law counts
-   * the whole hold). 0 for a call that did not mark.
-   */
+  /** A call's hold past its latency (a stream's body after mark): concurrency, not latency. */
   recordHold(afterMarkMs: number): void {
     this.afterMarkSum += afterMarkMs > 0 ? afterMarkMs : 0;
     this.holds++;
   }
 
-  /**
-   * Whether the window may close at `now`, given its floor in ms and the samples that close it on
-   * count (minSamples unless the caller asks for more; see the class comment).
-   */
+  /** Whether the window may close at `now` (adr/0032; samples x age >= minSamples x floor: low traffic). */
   ready(now: number, floorMs: number, minSamples = this.rules.minSamples): boolean {
     if (this.reached === 0) return false;
     const ageMs = now - this.openedAt;
@@ -199,12 +162,12 @@ export class SamplingWindow {
     return this.samples * ageMs >= minSamples * floorMs;
   }
 
-  /** Mean of the natural log of the window's (positive) latency samples; NaN without one. */
+  /** NaN without a positive sample. */
   latencyLogMean(): number {
     return this.logCount > 0 ? this.logSum / this.logCount : Number.NaN;
   }
 
-  /** Variance of the log latencies (n - 1 in the denominator); 0 below two samples. */
+  /** Sample variance (n - 1); 0 below two samples. */
   latencyLogVariance(): number {
     const n = this.logCount;
     if (n < 2) return 0;
@@ -213,44 +176,35 @@ export class SamplingWindow {
     return variance > 0 ? variance : 0;
   }
 
-  /** Sum of the window's latency samples, ms. */
   get latencySumMs(): number {
     return this.latencySum;
   }
 
-  /** Sum of the squares of the window's latency samples, ms². */
   get latencySquaresMs(): number {
     return this.latencySquares;
   }
 
-  /** The window's latency quantile (p90 by default); NaN without samples. */
+  /** NaN without samples. */
   latencyQuantile(): number {
     return this.latencies.value();
   }
 
-  /** The window's mean latency over its samples; NaN without samples. */
+  /** NaN without samples. */
   latencyMean(): number {
     return this.samples > 0 ? this.latencySum / this.samples : Number.NaN;
   }
 
-  /**
-   * The concurrency the upstream served in the window: the time-average number of calls in flight
-   * that ended `ok` or `answered`, their summed latency over the window's duration (Little's law).
-   * NaN for a window of no duration.
-   */
+  /** Concurrency served by Little's law: summed sample latency over the window's duration. */
   servedConcurrency(durationMs: number): number {
     return durationMs > 0 ? this.latencySum / durationMs : Number.NaN;
   }
 
-  /**
-   * The mean time the window's samples held their permit after their latency ended (after
-   * `ctx.mark()`: a stream's body), ms; 0 for calls that did not mark.
-   */
+  /** Mean hold after `ctx.mark()` (a stream's body), ms; 0 for calls that did not mark. */
   afterMarkMeanMs(): number {
     return this.holds > 0 ? this.afterMarkSum / this.holds : 0;
   }
 
-  /** The coefficient of variation (standard deviation / mean) of the window's latencies; 0 below 2 samples. */
+  /** Standard deviation / mean; 0 below two samples. */
   latencyCv(): number {
     const n = this.samples;
     if (n < 2 || !(this.latencySum > 0)) return 0;
@@ -259,7 +213,7 @@ export class SamplingWindow {
     return variance > 0 ? Math.sqrt(variance) / mean : 0;
   }
 
-  /** Copies the counts into `summary` (latency and baseline are the control loop's to fill). */
+  /** Fills the counts; latency and baseline are the loop's. */
   summarise(now: number, summary: WindowSummary): void {
     summary.samples = this.samples;
     summary.overloads = this.overloads;
@@ -271,7 +225,7 @@ export class SamplingWindow {
     summary.durationMs = this.openedAt === this.openedAt ? now - this.openedAt : 0;
   }
 
-  /** Empties the window; the next one opens at `now` (or at its first observation when NaN). */
+  /** The next window opens at `now` (NaN: at its first observation). */
   restart(now: number): void {
     this.openedAt = now;
     this.samples = 0;
@@ -293,44 +247,30 @@ export class SamplingWindow {
   }
 }
 
-/**
- * Weight of a new window in the smoothed latency: 2 / (5 + 1), failsafe-go's adaptive limiter
- * (smoothedSamples = 5). Uber names the EWMA but not its weight (spec §5.2).
- */
+/** failsafe-go's adaptive limiter, 2 / (smoothedSamples + 1); Uber names no weight (spec §5.2). */
 export const LATENCY_SMOOTHING = 2 / (5 + 1);
-/**
- * Windows averaged plainly before smoothing starts. Ours: 1 (seed with the first value). The
- * first value is already median-filtered, and failsafe-go's 10 would let the start-up windows,
- * taken at the initial limit, hold the smoothed latency down for ten windows of a ramp.
- */
+/** Ours: seed with the first (median-filtered) window; failsafe-go's 10 holds a ramp down (docs/tuning.md). */
 export const LATENCY_WARMUP = 1;
 
-/**
- * The window latency chain of spec §5.2 (Uber: "take a percentile of these values, and smoothe
- * the percentile" with a median filter and exponential smoothing): p90 -> median of the last 3
- * windows (rejects any one-window spike or dip) -> EWMA. Allocates nothing after construction.
- */
+/** Spec §5.2's chain (Uber's): window p90 -> median of 3 windows (no one-window spike) -> EWMA. */
 export class LatencySignal {
-  /** The latest median-filtered window quantile, ms; NaN before the first window. */
   filteredMs = Number.NaN;
-  /** The latest smoothed latency, ms; NaN before the first window. */
   smoothedMs = Number.NaN;
   private readonly median = new MedianFilter(DEFAULT_MEDIAN_SIZE);
   private readonly ewma = new Ewma({ alpha: LATENCY_SMOOTHING, warmupSamples: LATENCY_WARMUP });
 
-  /** Feeds one window's quantile. */
   add(windowQuantileMs: number): void {
     if (!(windowQuantileMs >= 0) || windowQuantileMs === Infinity) return;
     this.filteredMs = this.median.add(windowQuantileMs);
     this.smoothedMs = this.ewma.add(this.filteredMs);
   }
 
-  /** True once the median filter holds a full set of windows: no single window can set it. */
+  /** The median filter is full: no single window sets it. */
   get warm(): boolean {
     return this.median.count >= this.median.size;
   }
 
-  /** Forgets every window (after an idle gap: adr/0031-idle-rule.md). */
+  /** After an idle gap (adr/0031). */
   reset(): void {
     this.median.reset();
     this.ewma.reset();

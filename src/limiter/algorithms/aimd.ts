@@ -10,11 +10,9 @@ export interface AimdSettings {
 const INCREASE = 1;
 
 /**
- * AIMD, error-driven (spec §4.3): +1 on a healthy window; on a window with overloads or timeouts,
- * x backoffRatio, scaled by their share of the window (full at PRESSURE_SATURATION, adr/0035):
- * both at the same ratio, as Netflix AIMDLimit treats every drop. It reacts only after damage,
- * which is why it is opt-in. Latency does not move it. (The control loop's slow start doubles
- * it until the first reduce signal, as TCP Reno's does.)
+ * AIMD (Netflix AIMDLimit; spec §4.3): +1 a healthy window; overloads or timeouts x backoffRatio, scaled
+ * by their share (adr/0035). Reacts only after damage, hence opt-in; latency does not move it. The loop's
+ * slow start doubles it until the first reduce signal, as TCP Reno's does.
  */
 export function createAimd(settings: AimdSettings): LimitAlgorithm {
   const { backoffRatio } = settings;

@@ -2,9 +2,8 @@ import type { Decision, LimitAlgorithm, WindowSummary } from './algorithm';
 import { decide } from './algorithm';
 
 /**
- * A constant limit: `initialLimit`, moved only by a manual `setLimit`. For comparisons (the
- * latency-cliff experiment runs fixed against adaptive) and for callers who want a semaphore
- * with the limiter's queue. Windows still close, so the snapshot reports latency and baseline.
+ * A constant limit, `initialLimit` moved only by `setLimit`: for comparisons, or a semaphore with a queue.
+ * Windows still close, so the snapshot reports latency and baseline.
  */
 export function createFixed(): LimitAlgorithm {
   return {

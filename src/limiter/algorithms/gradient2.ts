@@ -13,18 +13,9 @@ const MIN_GRADIENT = 0.5;
 const MAX_GRADIENT = 1;
 
 /**
- * Gradient2 (Netflix Gradient2Limit with Envoy's headroom; spec §4.2):
- *
- *   gradient = clamp(rttTolerance x baseline / latency, 0.5, 1)
- *   target   = gradient x L + sqrt(L)              headroom sqrt(L): Envoy hardcodes it, and so do we
- *   next     = L x (1 - smoothing) + target x smoothing
- *
- * The baseline is resilix's (baseline.ts), not Netflix's long-window average of latency, which
- * drifts up to meet a sustained rise. By design it settles where the gradient balances the
- * headroom, latency = tolerance / (1 - 1 / sqrt(L)) x baseline: 2.2x at L = 10, 1.7x at L = 100.
- * The reason names the step: 'latency-within-tolerance' (gradient 1, grows by the headroom),
- * 'headroom' (latency above tolerance but the headroom still outweighs it: grows),
- * 'latency-above-tolerance' (shrinks).
+ * Netflix Gradient2Limit with Envoy's hardcoded sqrt(L) headroom (spec §4.2; docs/algorithms.md):
+ * next = L (1 - smoothing) + (gradient L + sqrt(L)) smoothing, gradient = clamp(rttTolerance x baseline /
+ * latency, 0.5, 1). The baseline is ours: Netflix's long-window average drifts up to meet a rise (adr/0033).
  */
 export function createGradient2(settings: Gradient2Settings): LimitAlgorithm {
   const { rttTolerance, smoothing } = settings;

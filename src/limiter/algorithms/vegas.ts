@@ -3,28 +3,18 @@ import type { Decision, LimitAlgorithm, WindowSummary } from './algorithm';
 import { decide, hasLatencySignal } from './algorithm';
 
 export interface VegasSettings {
-  /** Requests queued below which the limit grows (a function of the limit, Netflix's shape). */
+  /** Requests queued below which the limit grows, above which it shrinks: functions of L (Netflix's shape). */
   readonly alpha: BandFunction;
-  /** Requests queued above which the limit shrinks. */
   readonly beta: BandFunction;
-  /** Share of the queue's excess over beta removed in one shrink (control-tuning.ts). */
+  // The rest are control-tuning.ts's fields of the same names (MIN_BASELINE_MS for minBaselineMs).
   readonly excessQueueGain: number;
-  /** Grow by beta when there is no queue at all (control-tuning.ts). */
   readonly noQueueJump: boolean;
-  /** The largest Little's-law tail correction applied (control-tuning.ts). */
   readonly maxTailRatio: number;
-  /** The smallest baseline a latency is compared with, ms (see MIN_BASELINE_MS). */
   readonly minBaselineMs: number;
-  /** 1: a step is at most alpha; 0: Netflix's log10(L) floored at 1 (control-tuning.ts). */
   readonly stepCap: number;
 }
 
-/**
- * The smallest baseline vegas compares a latency with, ms. Ours: Workers clocks tick in whole
- * milliseconds, so a baseline learnt from 0-1 ms readings and a steady 3 ms latency are a few
- * ticks apart, not a 3x rise (a healthy upstream held vegas at 9). Below 5 ms a ratio is mostly
- * clock resolution; above it, the floor changes nothing.
- */
+/** Ours: the least baseline compared with, ms; below it ratios are whole-ms clock ticks (Workers; adr/0036). */
 export const MIN_BASELINE_MS = 5;
 
 /** log10(L) floored at 1: Netflix VegasLimit's step (Log10RootFunction), kept continuous. */
@@ -33,11 +23,7 @@ export function vegasLog(limit: number): number {
   return log > 1 ? log : 1;
 }
 
-/**
- * Requests queued at the upstream, from a latency: L x (1 - baseline / latency - noise) x tail, at
- * most L (no more can queue than are in flight), with the baseline floored; 0 when the latency is
- * within the noise of the baseline, or unknown.
- */
+/** Requests queued upstream: L x (1 - max(baseline, minBaselineMs) / latency - noise) x tail, in [0, L]. */
 export function queueEstimate(
   limit: number,
   baselineMs: number,
@@ -55,31 +41,16 @@ export function queueEstimate(
 }
 
 /**
- * Vegas-style queue estimation (Brakmo & Peterson 1994, in Netflix VegasLimit's form; spec §4.1):
- *
- *   queueUse = L x (1 - baseline / latency - noise) x tail    requests of ours queued upstream
- *   queueUse <= alpha / 3 -> L + max(beta, step) x spans, at most 2L   no queue at all
- *   queueUse <  alpha     -> L + step                              room to grow
- *   queueUse >  beta      -> L - max(step, gain x (queueUse - beta))
- *   otherwise             -> hold
- *
- * alpha and beta are functions of L (Netflix's shape; defaults in control-config.ts, adr/0036);
- * step = min(alpha, log10 L floored at 1): Netflix's log10 step, but never more than alpha, so a
- * limit of 1-2 (one of 50 clients sharing an upstream) moves by a fraction of a request, as its
- * band does. `tail` (window p90 / window mean) turns the p90-based ratio into Little's law's
- * count; `noise` is noiseZ standard errors of the window quantile, a rise nobody can tell from
- * chance; `spans` is the number of window floors the window lasted (adr/0090). The loop handles
- * the reduce signals and the slow start.
+ * Vegas (Brakmo & Peterson 1994, as Netflix VegasLimit; spec §4.1), step = min(alpha, vegasLog(L))
+ * (stepCap): queueUse <= alpha / 3 grows by max(beta, step) per window floor spanned, at most doubling
+ * (adr/0090); < alpha grows by step; > beta shrinks by max(step, gain x (queueUse - beta)); else holds.
+ * Band: control-config.ts (adr/0036, adr/0049); in full: docs/algorithms.md. The loop owns reduce signals.
  */
 export function createVegas(settings: VegasSettings): LimitAlgorithm {
   return new Vegas(settings);
 }
 
-/**
- * The settings live in the instance's own fields and `step` on the prototype: one object per
- * limiter, where a closure over the settings cost an object, the closure and its context (about
- * 130 bytes more per KeyRegistry key; ADR-0029).
- */
+/** A class, not a closure over the settings: one object per KeyRegistry key (adr/0086, after ADR-0029). */
 class Vegas implements LimitAlgorithm {
   private readonly alphaOf: BandFunction;
   private readonly betaOf: BandFunction;
@@ -134,9 +105,8 @@ class Vegas implements LimitAlgorithm {
       this.minBaselineMs,
     );
     if (queueUse <= alpha / 3) {
-      // Netflix grows by beta here; we grow by at least one step and at most double (ours): at
-      // L = 1 a fixed 6 would multiply the limit by 7 in one window. Per window floor the window
-      // lasted (adr/0090): a window that waited for its samples covers that many floors of time.
+      // Netflix grows by beta; ours: at least a step, at most double (at L = 1, +6 is x7; adr/0035),
+      // per window floor the window lasted: one that waited for samples spans several (adr/0090).
       const base = this.noQueueJump && beta > step ? beta : step;
       const jump = base * window.floorSpans;
       decide(estimate + (jump < estimate ? jump : estimate), 'no-queue', decision);
