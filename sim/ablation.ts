@@ -89,12 +89,6 @@ export const VARIANTS: readonly Variant[] = [
   off('no overload early close', 'overloadCloseShare 1: an overload window waits for its floor', {
     overloadCloseShare: 1,
   }),
-  off('smoothed steering', "steerOn 'smoothed': steer by the spec's p90 -> median -> EWMA chain", {
-    steerOn: 'smoothed',
-  }),
-  off('p90 statistic', "vegasStatistic 'quantile': steer by the window p90 (with the tail ratio)", {
-    vegasStatistic: 'quantile',
-  }),
   off('no fall margin', 'fallZ 0: the baseline falls to any lower smoothed latency', { fallZ: 0 }),
   off('no noise margin', 'noiseZ 0: every rise over the baseline counts as queue', { noiseZ: 0 }),
   off("Netflix's step", 'stepCap 0: step log10 L floored at 1, also at small limits', { stepCap: 0 }),

@@ -49,7 +49,6 @@ function createAlgorithm(config: ControlConfig, tuning: ControlTuning): LimitAlg
         beta: config.beta === defaultBeta ? band.beta : config.beta,
         excessQueueGain: tuning.excessQueueGain,
         noQueueJump: tuning.noQueueJump,
-        maxTailRatio: tuning.maxTailRatio,
         minBaselineMs: MIN_BASELINE_MS,
         stepCap: tuning.stepCap,
       });
@@ -106,7 +105,6 @@ export class LimitControlLoop implements LimitController {
     peakInflight: 0,
     meanInflight: 0,
     durationMs: 0,
-    tailRatio: 1,
     quantileNoise: 0,
     floorSpans: 1,
   };
@@ -196,7 +194,7 @@ export class LimitControlLoop implements LimitController {
     this.estimate = config.initialLimit;
     this.limit = config.initialLimit;
     this.algorithm = createAlgorithm(config, tuning);
-    this.steersOnMean = config.algorithm === 'vegas' && tuning.vegasStatistic === 'mean';
+    this.steersOnMean = config.algorithm === 'vegas';
     this.slowStart = config.algorithm !== 'fixed' && tuning.startupGain > 0;
     this.roundLimit = config.initialLimit;
     this.window = new SamplingWindow({ ...config, overloadCloseShare: tuning.overloadCloseShare });
@@ -383,7 +381,6 @@ export class LimitControlLoop implements LimitController {
     // window quantile for gradient2 (spec §5.2).
     let statMs = Number.NaN;
     let meanMs = Number.NaN;
-    summary.tailRatio = 1;
     summary.quantileNoise = 0;
     let statSe = 0;
     if (summary.samples > 0) {
@@ -396,7 +393,6 @@ export class LimitControlLoop implements LimitController {
       } else {
         statMs = quantileMs;
         statSe = (QUANTILE_SE_FACTOR * cv) / Math.sqrt(summary.samples);
-        if (meanMs > 0 && quantileMs > meanMs) summary.tailRatio = quantileMs / meanMs;
       }
       this.signal.add(statMs);
       summary.quantileNoise = tuning.noiseZ * statSe;
@@ -449,7 +445,7 @@ export class LimitControlLoop implements LimitController {
       ) {
         baseline.offer(smoothedMs, meanMs);
       }
-      summary.latencyMs = tuning.steerOn === 'window' ? statMs : smoothedMs;
+      summary.latencyMs = statMs;
     }
     summary.baselineMs = baseline.valueMs;
 

@@ -30,8 +30,6 @@ export interface ControlTuning {
   readonly noQueueJump: boolean;
   /** That growth is per window floor the window lasted, not per window (adr/0090). */
   readonly noQueueGrowthPerFloor: boolean;
-  /** Cap on the Little's-law tail correction p90 / mean of a quantile queue estimate (adr/0036). 1 = off. */
-  readonly maxTailRatio: number;
   /** Stale baseline (adr/0047): the raise and the jump re-measure need latency this many times the baseline. */
   readonly raiseRatio: number;
   /** ...and latency fell by less than this share of our in-flight's fall, in log terms. */
@@ -47,10 +45,6 @@ export interface ControlTuning {
   readonly overloadHoldMs: number;
   /** A window with at least this share of `overload` answers closes early (adr/0046). 1 = off. */
   readonly overloadCloseShare: number;
-  /** Steer by each window's own statistic, or by the spec's lagging p90 -> median -> EWMA chain (adr/0048). */
-  readonly steerOn: 'window' | 'smoothed';
-  /** Vegas's statistic: the window mean, or its p90 with the `maxTailRatio` correction (adr/0048). */
-  readonly vegasStatistic: 'mean' | 'quantile';
   /** The baseline falls only to a smoothed latency this many standard errors lower (adr/0048). 0 = any. */
   readonly fallZ: number;
   /** Standard errors of the window statistic a rise must exceed to count as queue (adr/0036). 0 = off. */
@@ -87,15 +81,12 @@ export const DEFAULT_TUNING: ControlTuning = Object.freeze({
   excessQueueGain: 0.5,
   noQueueJump: true,
   noQueueGrowthPerFloor: true,
-  maxTailRatio: 2,
   raiseRatio: 2,
   raiseElasticity: 0.5,
   raiseWindows: 5,
   jumpRestart: true,
   overloadHoldMs: 10_000,
   overloadCloseShare: 0.5,
-  steerOn: 'window',
-  vegasStatistic: 'mean',
   fallZ: 1,
   noiseZ: 1,
   alphaPower: ALPHA_POWER,

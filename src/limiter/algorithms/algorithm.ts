@@ -23,8 +23,6 @@ export interface WindowSummary {
   peakInflight: number;
   meanInflight: number;
   durationMs: number;
-  /** Quantile / mean, >= 1 (1 when steering on the mean): Little's law counts queues with the mean (adr/0036). */
-  tailRatio: number;
   /** noiseZ relative standard errors of the statistic: a rise vegas does not count as queue (adr/0036, 0048). */
   quantileNoise: number;
   /** Window floors the window lasted, >= 1: vegas's no-queue growth is per floor of time (adr/0090). */

@@ -9,7 +9,6 @@ export interface VegasSettings {
   // The rest are control-tuning.ts's fields of the same names (MIN_BASELINE_MS for minBaselineMs).
   readonly excessQueueGain: number;
   readonly noQueueJump: boolean;
-  readonly maxTailRatio: number;
   readonly minBaselineMs: number;
   readonly stepCap: number;
 }
@@ -23,12 +22,11 @@ export function vegasLog(limit: number): number {
   return log > 1 ? log : 1;
 }
 
-/** Requests queued upstream: L x (1 - max(baseline, minBaselineMs) / latency - noise) x tail, in [0, L]. */
+/** Requests queued upstream: L x (1 - max(baseline, minBaselineMs) / latency - noise), in [0, L]. */
 export function queueEstimate(
   limit: number,
   baselineMs: number,
   latencyMs: number,
-  tail: number,
   noise = 0,
   minBaselineMs = MIN_BASELINE_MS,
 ): number {
@@ -36,7 +34,7 @@ export function queueEstimate(
   const floored = baselineMs > minBaselineMs ? baselineMs : minBaselineMs;
   const excess = 1 - floored / latencyMs - noise;
   if (!(excess > 0)) return 0;
-  const queued = limit * excess * tail;
+  const queued = limit * excess;
   return queued < limit ? queued : limit;
 }
 
@@ -56,7 +54,6 @@ class Vegas implements LimitAlgorithm {
   private readonly betaOf: BandFunction;
   private readonly excessQueueGain: number;
   private readonly noQueueJump: boolean;
-  private readonly maxTailRatio: number;
   private readonly minBaselineMs: number;
   private readonly stepCap: number;
 
@@ -65,7 +62,6 @@ class Vegas implements LimitAlgorithm {
     this.betaOf = settings.beta;
     this.excessQueueGain = settings.excessQueueGain;
     this.noQueueJump = settings.noQueueJump;
-    this.maxTailRatio = settings.maxTailRatio;
     this.minBaselineMs = settings.minBaselineMs;
     this.stepCap = settings.stepCap;
   }
@@ -94,13 +90,10 @@ class Vegas implements LimitAlgorithm {
     }
     const log = vegasLog(estimate);
     const step = this.stepCap > 0 ? (alpha < log ? alpha : log) : log;
-    const ratio = window.tailRatio;
-    const tail = ratio > 1 ? (ratio < this.maxTailRatio ? ratio : this.maxTailRatio) : 1;
     const queueUse = queueEstimate(
       estimate,
       window.baselineMs,
       window.latencyMs,
-      tail,
       window.quantileNoise,
       this.minBaselineMs,
     );

@@ -30,7 +30,6 @@ function vegasWith(alpha: number, beta: number, overrides: Partial<VegasSettings
     beta: () => beta,
     excessQueueGain: 0.5,
     noQueueJump: true,
-    maxTailRatio: 2,
     minBaselineMs: 5,
     stepCap: 1,
     ...overrides,
@@ -68,9 +67,9 @@ describe('vegas step: the band at its edges', () => {
     expect(out).toEqual({ estimate: 2, reason: 'no-queue' });
   });
 
-  it('treats a tail ratio under 1 as 1 (the p90 is never below the mean): a queue of 5, not 2.5, is over beta 4 (one step down)', () => {
+  it('counts a queue of 5 at L = 10 and half the latency as baseline: over beta 4, one step down', () => {
     const out = decision();
-    vegasWith(2, 4).step(10, summary({ baselineMs: 50, latencyMs: 100, tailRatio: 0.5 }), out);
+    vegasWith(2, 4).step(10, summary({ baselineMs: 50, latencyMs: 100 }), out);
     expect(out).toEqual({ estimate: 9, reason: 'queue-above-beta' });
   });
 
@@ -87,7 +86,7 @@ describe('vegas step: the band at its edges', () => {
   });
 
   it('estimates no queue from a negative latency', () => {
-    expect(queueEstimate(10, 100, -1, 1)).toBe(0);
+    expect(queueEstimate(10, 100, -1)).toBe(0);
   });
 });
 

@@ -14,7 +14,6 @@ export function summary(overrides: Partial<WindowSummary> = {}): WindowSummary {
     peakInflight: 20,
     meanInflight: 20,
     durationMs: 2000,
-    tailRatio: 1,
     quantileNoise: 0,
     floorSpans: 1,
   };
