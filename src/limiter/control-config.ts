@@ -71,26 +71,8 @@ export interface ControlOptions {
   failure?: FailureHandling;
 }
 
-/** Validated, fully defaulted, frozen. */
-export interface ControlConfig {
-  readonly algorithm: AlgorithmName;
-  readonly initialLimit: number;
-  readonly minLimit: number;
-  readonly maxLimit: number;
-  readonly updateIntervalMs: number;
-  readonly minWindowMs: number;
-  readonly maxWindowMs: number;
-  readonly minSamples: number;
-  readonly quantile: number;
-  readonly smoothing: number;
-  readonly rttTolerance: number;
-  readonly backoffRatio: number;
-  readonly alpha: BandFunction;
-  readonly beta: BandFunction;
-  readonly failure: FailureHandling;
-  /** Derived: a gap without calls this long is idle (2 x maxWindowMs, adr/0031). */
-  readonly idleAfterMs: number;
-}
+/** Validated, fully defaulted, frozen; `idleAfterMs` derived: a gap this long is idle (2 x maxWindowMs, adr/0031). */
+export type ControlConfig = Readonly<Required<ControlOptions>> & { readonly idleAfterMs: number };
 
 export const ALGORITHMS: readonly AlgorithmName[] = Object.freeze(['vegas', 'gradient2', 'aimd', 'fixed'] as const);
 export const FAILURE_HANDLINGS: readonly FailureHandling[] = Object.freeze(['hold', 'ignore', 'overload'] as const);
