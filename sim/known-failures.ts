@@ -51,18 +51,6 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
     measured: "Jain's index 0.876 (>= 0.9) on 1 of 16 seeds (3 before the 400-sample first baseline, adr/0089).",
     sweepPasses: 15,
   },
-  'latency-cliff-vegas-sync': {
-    problem:
-      'through tryAcquire (no queue), a latency cliff drains the limit a little too deep: goodput just under the bar',
-    measured:
-      'cliff goodput / upstream cliff throughput 0.797-0.799 (>= 0.8) on 4 of 16 seeds; through execute (the default path) 14 of 16.',
-    sweepPasses: 12,
-  },
-  'latency-cliff-vegas': {
-    problem: 'the same cliff through execute: on two seeds the drain after the jump lands too deep',
-    measured: 'cliff goodput / upstream cliff throughput 0.736 and 0.798 (>= 0.8) on 2 of 16 seeds.',
-    sweepPasses: 14,
-  },
   'capacity-halves-vegas': {
     problem:
       'on one seed the limit settles at the top of the band, 60.2 against [40, 60], and re-converges just outside it after the halving',

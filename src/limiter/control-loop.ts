@@ -161,6 +161,8 @@ export class LimitControlLoop implements LimitController {
   /** The exit round's hold after the mark (streams): Little's law counts a permit's whole hold. */
   private exitAfterMarkMs = 0;
   private exitLimit = 0;
+  /** The drain being settled came from a latency jump (adr/0047), not from a slow start's end. */
+  private jumpDrain = false;
   /** Windows still to let pass after a drain before one measures the baseline. */
   private settling = 0;
   private settlingSince = 0;
@@ -406,6 +408,10 @@ export class LimitControlLoop implements LimitController {
     const slowStart = this.slowStart;
     let measured = false;
     let measuredBaseline = false;
+    // The latency that shows the upstream slower after a drain (NaN: not shown), and the share of
+    // the exit rate x that latency to go back to: the drain went too deep.
+    let slowerMs = Number.NaN;
+    let slowerGain = 0;
     if (slowStart) {
       summary.latencyMs = statMs;
       // A provisional baseline (telemetry, the starved-timeout rule) until a drained window measures one.
@@ -417,7 +423,16 @@ export class LimitControlLoop implements LimitController {
       const noLoadMs = this.noLoadMs();
       const back = n >= ROUND_SAMPLES && !(meanMs > noLoadMs * (1 + this.noiseBound(n, this.noLoadCount)));
       this.nextCohort(now, false);
-      if (back || now - this.settlingSince >= this.config.minWindowMs) this.settling = 0;
+      const ranOut = !back && now - this.settlingSince >= this.config.minWindowMs;
+      if (back || ranOut) this.settling = 0;
+      // Still raiseRatio x the no-load level, past the noise, minWindowMs after the drain: whatever
+      // queue the drain left has had its time, so the upstream itself is slower (a latency cliff).
+      const slowerBound = tuning.raiseRatio * noLoadMs * (1 + this.noiseBound(n, this.noLoadCount));
+      // Re-aim the drain with that latency; the baseline window measures there (adr/0091).
+      if (ranOut && this.jumpDrain && meanMs > slowerBound) {
+        slowerMs = meanMs;
+        slowerGain = tuning.drainGain;
+      }
       summary.latencyMs = Number.NaN;
       measured = true;
     } else if (clean && this.baselineWindow !== 'none') {
@@ -426,6 +441,10 @@ export class LimitControlLoop implements LimitController {
         this.baselineWindow === 'set' ? baseline.set(statMs, meanMs) : baseline.offer(statMs, meanMs) !== 'none';
       measuredBaseline = measured;
       if (measured) this.baselineMeasured = true;
+      if (measured && baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) {
+        slowerMs = baseline.meanMs;
+        slowerGain = 1;
+      }
       this.baselineWindow = 'none';
       this.sampleFrom = -Infinity;
       this.signal.reset();
@@ -550,12 +569,11 @@ export class LimitControlLoop implements LimitController {
       if (!pressured) {
         next = estimate;
         reason = 'warming-up';
-        // A baseline raiseRatio x the slow start's (a latency cliff) means the drain went too
-        // deep: back to exit rate x the new latency. Otherwise Vegas grows from the drained limit
-        // (jumping back at once would load an upstream others are still measuring).
-        const target = this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
-        const slower = baseline.meanMs >= tuning.raiseRatio * this.noLoadMs();
-        if (measuredBaseline && slower && target > estimate) {
+        // A slower upstream means the drain went too deep: back to the share slowerGain of exit rate
+        // x the new latency. Otherwise Vegas grows from the drained limit (jumping back at once would
+        // load an upstream others are still measuring).
+        const target = slowerGain * this.exitRate * (slowerMs + this.exitAfterMarkMs);
+        if (target > estimate) {
           next = target < this.exitLimit ? target : this.exitLimit;
           reason = 'drain';
         }
@@ -563,7 +581,9 @@ export class LimitControlLoop implements LimitController {
       if (measuredBaseline) this.exitRate = 0;
     } else if (
       latencyDriven &&
-      clean &&
+      summary.samples > 0 &&
+      summary.overloads === 0 &&
+      !failureDominated &&
       tuning.jumpRestart &&
       this.lastWindowMs > 0 &&
       statMs >= tuning.raiseRatio * this.lastWindowMs &&
@@ -574,13 +594,14 @@ export class LimitControlLoop implements LimitController {
       // past its capacity. Drain and measure the baseline anew (adr/0047).
       const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
       const drained = rate * (baseline.meanMs + window.afterMarkMeanMs()) * tuning.drainGain;
-      next = drained < estimate ? drained : estimate;
+      if (drained < next) next = drained;
       reason = 'baseline-raised';
       this.exitRate = rate;
       this.exitAfterMarkMs = window.afterMarkMeanMs();
       this.exitLimit = estimate;
       this.pendingBaseline = 'set';
       this.endSlowStart(now);
+      this.jumpDrain = true;
     } else if (latencyDriven && clean && latencyShrink(reason)) {
       if (baseline.shrinking(statMs, meanMs, summary.meanInflight, estimate <= this.minLimit)) {
         // Slower, not busier (adr/0047): hold, and find the capacity anew.
@@ -703,6 +724,7 @@ export class LimitControlLoop implements LimitController {
     this.baselineWindow = this.tuning.drainOnExit ? this.pendingBaseline : 'offer';
     this.sampleFrom = this.tuning.drainOnExit ? now : -Infinity;
     this.settling = this.tuning.drainOnExit ? 1 : 0;
+    this.jumpDrain = false;
     this.settlingSince = now;
   }
 

@@ -129,11 +129,38 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     feedWindows(controller, 6, at + 1, { inflight: 30, latencyMs: 300 });
     // The window at 300 ms: the drain, 0.1005 answers/ms x the 100 ms no-load mean x 0.5 = 5.0...
     expect(changes[0]).toMatchObject({ from: 60, to: 5, direction: 'shrink', reason: 'baseline-raised' });
-    // ...then the window of calls admitted after it measures 300 ms, raiseRatio x the old no-load
-    // mean: the upstream got slower, and the limit returns to the exit rate x 300 ms = 30.
-    expect(changes[1]).toMatchObject({ from: 5, to: 30, direction: 'grow', reason: 'drain' });
+    // ...the settling runs out (minWindowMs) with latency still at 300 ms, raiseRatio x the old
+    // no-load mean past the noise: the upstream got slower, and the drain is re-aimed with the new
+    // latency, 0.1005 x 300 ms x 0.5 = 15.1 (adr/0091)...
+    expect(changes[1]).toMatchObject({ from: 5, to: 15, direction: 'grow', reason: 'drain' });
+    expect(changes[1]!.at - changes[0]!.at).toBeGreaterThanOrEqual(2_000);
+    // ...where the window of calls admitted after it measures 300 ms, and the limit returns to the
+    // exit rate x 300 ms = 30.
+    expect(changes[2]).toMatchObject({ from: 15, to: 30, direction: 'grow', reason: 'drain' });
     expect(controller.snapshot().baselineMs).toBe(300);
-    expect(changes.slice(2).every((change) => change.reason === 'no-queue')).toBe(true);
+    expect(changes.slice(3).every((change) => change.reason === 'no-queue')).toBe(true);
+  });
+
+  it('takes a jump whose window also timed out for a jump: a 10x slower upstream makes both (adr/0091)', () => {
+    const controller = new LimitControlLoop(resolveControlConfig({}));
+    const settled = feedWindows(controller, 20, 0, { inflight: 30 });
+    const at = feedUntilClose(controller, settled, { inflight: 30 });
+    const changes: LimitChange[] = [];
+    controller.changes.subscribe((change) => changes.push(change));
+    // One window of a 10x slower upstream: 60 answers at 1 s, and 6 calls past a 1.5 s deadline.
+    for (let i = 1; i <= 66; i++) {
+      const timeout = i % 11 === 0;
+      observeAt(
+        controller,
+        { verdict: timeout ? 'timeout' : 'ok', latencyMs: timeout ? 1_500 : 1_000 },
+        at + i * 30,
+        30,
+      );
+    }
+    observeAt(controller, { verdict: 'ok', latencyMs: 1_000 }, at + 2_100, 30);
+    // The timeouts alone would cut by the square of the backoff; the jump drains to the concurrency
+    // served at the old no-load latency, 0.5 x (60 / 2 100 ms) x 100 ms = 1.4: the lower wins.
+    expect(changes[0]).toMatchObject({ from: 60, to: 1, direction: 'shrink', reason: 'baseline-raised' });
   });
 
   it("re-measures over baselineSamples (100), not the first baseline window's firstBaselineSamples (adr/0089)", () => {
@@ -144,8 +171,9 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
       const changes: LimitChange[] = [];
       controller.changes.subscribe((change) => changes.push(change));
       feedWindows(controller, 12, at + 1, { inflight: 30, latencyMs: 300 });
-      expect(changes[1]).toMatchObject({ reason: 'drain', direction: 'grow' });
-      return changes[1]!.at;
+      // changes[1] re-aims the drain when the settling runs out; changes[2] ends the re-measure.
+      expect(changes[2]).toMatchObject({ reason: 'drain', direction: 'grow', to: 30 });
+      return changes[2]!.at;
     };
     const shipped = restoredAt({});
     // The first window's size does not change the re-measure; the re-measure's own size does.
