@@ -422,7 +422,10 @@ export async function startPostgres(bin: string, cleanup: Cleanup): Promise<Post
     throw new HarnessError(`initdb failed${owner ? ` (as ${owner.name})` : ''}: ${stderrOf(error)}`);
   }
   const port = await freePort();
-  const serverOptions = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=220`;
+  // jit=off: whether PostgreSQL JIT-compiles the query depends on its cost estimate, so the calibration
+  // measured a query of 10 ms (JIT compile included) at one n and 2.4 ms at the next (no JIT), and a run
+  // could mix both: a bimodal service time the knee and the limiter both read as noise.
+  const serverOptions = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=220 -c jit=off`;
   try {
     started = true;
     pgCtl(['-l', join(dir, 'server.log'), '-w', '-t', '30', '-o', serverOptions, 'start']);
