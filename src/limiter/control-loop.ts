@@ -548,12 +548,18 @@ export class LimitControlLoop implements LimitController {
         }
       } else {
         this.endSlowStart(now);
-        if (queued && tuning.drainOnExit) {
+        // A reduce signal in a round whose latency rose ends the slow start with a queue too: its
+        // cut alone left that queue to the baseline window (adr/0092). (A hard cap's refusals
+        // come without a rise: its overload cut is exact, adr/0046.)
+        const queuedUnderPressure =
+          pressured && latencyDriven && this.roundQueued(window.latencyLogMean(), summary.samples);
+        if ((queued || queuedUnderPressure) && tuning.drainOnExit) {
           // Drain (BBR) to drainGain x completion rate x no-load latency (Little's law).
           const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
           const bdp = rate * (this.noLoadMs() + window.afterMarkMeanMs()) * tuning.drainGain;
-          next = bdp < estimate ? bdp : estimate;
-          reason = 'drain';
+          const from = pressured ? next : estimate;
+          next = bdp < from ? bdp : from;
+          if (!pressured || bdp < from) reason = 'drain';
           this.exitRate = rate;
           this.exitAfterMarkMs = window.afterMarkMeanMs();
           this.exitLimit = estimate;

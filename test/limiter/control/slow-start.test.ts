@@ -187,3 +187,37 @@ describe('the slow start: the exit test', () => {
     expect(baselineAt(6_500)).toBe(100);
   });
 });
+
+describe('the slow start: an exit on a reduce signal in a risen round (adr/0092)', () => {
+  /** A slow start at 100 ms until the limit reaches 16, then `latencyMs` with every fifth call a timeout. */
+  function exitOn(latencyMs: number): { reason: string; from: number; to: number }[] {
+    const controller = new LimitControlLoop(resolveControlConfig({}));
+    const changes: { reason: string; from: number; to: number }[] = [];
+    controller.changes.subscribe((change) => changes.push(change));
+    let queued = false;
+    let n = 0;
+    for (let at = 0; at < 4_000 && !changes.some((c) => c.to < c.from); ) {
+      if (controller.limit >= 16) queued = true;
+      const timeout = queued && ++n % 5 === 0;
+      controller.settledAt = at;
+      controller.observe(
+        timeout ? { verdict: 'timeout', latencyMs: 1_000 } : { verdict: 'ok', latencyMs: queued ? latencyMs : 100 },
+        controller.limit,
+      );
+      at += (queued ? latencyMs : 100) / controller.limit;
+    }
+    return changes.filter((c) => c.to < c.from);
+  }
+
+  it('drains the queue below the timeout cut when the round also rose (3x latency)', () => {
+    const [exit] = exitOn(300);
+    // The timeout cut alone would leave 0.81 x the limit, a queue and all, to the baseline window.
+    expect(exit).toMatchObject({ reason: 'drain' });
+    expect(exit!.to).toBeLessThan(0.81 * exit!.from);
+  });
+
+  it('keeps the timeout cut when latency did not rise (the timeouts are the tail, not a queue)', () => {
+    const [exit] = exitOn(100);
+    expect(exit).toMatchObject({ reason: 'timeout' });
+  });
+});
