@@ -427,9 +427,12 @@ export class LimitControlLoop implements LimitController {
       if (back || ranOut) this.settling = 0;
       // Still raiseRatio x the no-load level, past the noise, minWindowMs after the drain: whatever
       // queue the drain left has had its time, so the upstream itself is slower (a latency cliff).
-      const slowerBound = tuning.raiseRatio * noLoadMs * (1 + this.noiseBound(n, this.noLoadCount));
       // Re-aim the drain with that latency; the baseline window measures there (adr/0091).
-      if (ranOut && this.jumpDrain && meanMs > slowerBound) {
+      if (
+        ranOut &&
+        this.jumpDrain &&
+        meanMs > tuning.raiseRatio * noLoadMs * (1 + this.noiseBound(n, this.noLoadCount))
+      ) {
         slowerMs = meanMs;
         slowerGain = tuning.drainGain;
       }
@@ -514,11 +517,8 @@ export class LimitControlLoop implements LimitController {
       // Only a round whose demand reached the limit is tested (an app-limited slow start's
       // hundreds of rounds would end it by chance), unless it rose past raiseRatio.
       const binding = summary.peakInflight >= Math.floor(this.roundLimit);
-      const rose =
-        latencyDriven &&
-        clean &&
-        this.roundQueued(window.latencyLogMean(), summary.samples) &&
-        (binding || meanMs >= tuning.raiseRatio * this.referenceMs);
+      const risen = latencyDriven && this.roundQueued(window.latencyLogMean(), summary.samples);
+      const rose = clean && risen && (binding || meanMs >= tuning.raiseRatio * this.referenceMs);
       // A rise ends the slow start when the next round confirms it; a reduce signal at once.
       const queued = rose && (this.suspect || tuning.confirmRounds === 0);
       if (rose && !queued) this.suspect = true;
@@ -551,9 +551,7 @@ export class LimitControlLoop implements LimitController {
         // A reduce signal in a round whose latency rose ends the slow start with a queue too: its
         // cut alone left that queue to the baseline window (adr/0092). (A hard cap's refusals
         // come without a rise: its overload cut is exact, adr/0046.)
-        const queuedUnderPressure =
-          pressured && latencyDriven && this.roundQueued(window.latencyLogMean(), summary.samples);
-        if ((queued || queuedUnderPressure) && tuning.drainOnExit) {
+        if ((queued || (pressured && risen)) && tuning.drainOnExit) {
           // Drain (BBR) to drainGain x completion rate x no-load latency (Little's law).
           const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
           const bdp = rate * (this.noLoadMs() + window.afterMarkMeanMs()) * tuning.drainGain;
