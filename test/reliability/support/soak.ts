@@ -136,6 +136,9 @@ export interface SoakResult {
 type Behaviour = 'ok' | 'answered' | 'overload' | 'failure' | 'throw-sync' | 'plain' | 'slow' | 'hang-then-abort';
 
 /** Weights out of 1000: mostly healthy, with every fault the issue lists. */
+/** An outage lasts this long: at one call in flight (5-65 ms each) dozens fail, more than the breaker's 10 in a row. */
+const OUTAGE_MS = 3_000;
+
 const BEHAVIOURS: ReadonlyArray<readonly [Behaviour, number]> = [
   ['ok', 800],
   ['answered', 60],
@@ -200,14 +203,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   let heapWarm = Number.NaN;
   const progressEvery = Math.max(1, Math.floor(total / 10));
   const outagePeriod = Math.min(100_000, total);
+  let outageUntil = -Infinity;
 
   const startCall = (): void => {
     if (started >= total) return;
     const n = ++started;
-    // An outage of 2 % of the calls in every 100 000 (or in the whole of a shorter run): 9 in 10 fail,
-    // so the breaker opens, probes and closes again.
-    const phase = n % outagePeriod;
-    const outage = phase >= outagePeriod / 2 && phase < outagePeriod / 2 + outagePeriod / 50;
+    // An outage of OUTAGE_MS of virtual time from the middle of every 100 000 calls (or of a shorter
+    // run): 9 in 10 fail, so the breaker opens, probes and closes again. Timed, not counted in calls:
+    // how many calls it spans depends on how many the limiter admits meanwhile.
+    if (n % outagePeriod === Math.floor(outagePeriod / 2)) outageUntil = clock.time + OUTAGE_MS;
+    const outage = clock.time < outageUntil;
     const behaviour = outage && random() < 0.9 ? 'failure' : pick(random);
     const latencyMs = 5 + Math.floor(random() * 60);
     let signal: AbortSignal | undefined;
