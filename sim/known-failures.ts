@@ -51,12 +51,6 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
     measured: "Jain's index 0.876 (>= 0.9) on 1 of 16 seeds (3 before the 400-sample first baseline, adr/0089).",
     sweepPasses: 15,
   },
-  'capacity-halves-vegas': {
-    problem:
-      'on one seed the limit settles at the top of the band, 60.2 against [40, 60], and re-converges just outside it after the halving',
-    measured: 'limit at C = 50 60.17, after halving 30.73 against [20, 30], on 1 of 16 seeds.',
-    sweepPasses: 15,
-  },
   'production-slowdown': {
     problem:
       'on one seed the start sheds 5.3% of healthy traffic (bound 1%): a slow start that ends early on a noisy round',

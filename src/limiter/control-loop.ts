@@ -517,8 +517,11 @@ export class LimitControlLoop implements LimitController {
       // Only a round whose demand reached the limit is tested (an app-limited slow start's
       // hundreds of rounds would end it by chance), unless it rose past raiseRatio.
       const binding = summary.peakInflight >= Math.floor(this.roundLimit);
-      const risen = latencyDriven && this.roundQueued(window.latencyLogMean(), summary.samples);
-      const rose = clean && risen && (binding || meanMs >= tuning.raiseRatio * this.referenceMs);
+      const rose =
+        clean &&
+        latencyDriven &&
+        this.roundQueued(window.latencyLogMean(), summary.samples) &&
+        (binding || meanMs >= tuning.raiseRatio * this.referenceMs);
       // A rise ends the slow start when the next round confirms it; a reduce signal at once.
       const queued = rose && (this.suspect || tuning.confirmRounds === 0);
       if (rose && !queued) this.suspect = true;
@@ -548,10 +551,9 @@ export class LimitControlLoop implements LimitController {
         }
       } else {
         this.endSlowStart(now);
-        // A reduce signal in a round whose latency rose ends the slow start with a queue too: its
-        // cut alone left that queue to the baseline window (adr/0092). (A hard cap's refusals
-        // come without a rise: its overload cut is exact, adr/0046.)
-        if ((queued || (pressured && risen)) && tuning.drainOnExit) {
+        // A reduce signal ends the slow start with a drain too (adr/0092, adr/0093): its cut comes
+        // from one short round, and whatever queue an overestimate leaves, the baseline window counts.
+        if ((queued || pressured) && tuning.drainOnExit) {
           // Drain (BBR) to drainGain x completion rate x no-load latency (Little's law).
           const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
           const bdp = rate * (this.noLoadMs() + window.afterMarkMeanMs()) * tuning.drainGain;
