@@ -94,6 +94,8 @@ export class LimitControlLoop implements LimitController {
   private readonly baseline: Baseline;
   /** The timeout share a healthy upstream shows anyway (adr/0037); latency-driven algorithms only. */
   private readonly tail = new TimeoutTail();
+  /** The same for refusals: a share that comes whatever our concurrency (one bad replica; adr/0095). */
+  private readonly refusalTail = new TimeoutTail();
   private readonly summary: WindowSummary = {
     latencyMs: Number.NaN,
     baselineMs: Number.NaN,
@@ -402,6 +404,8 @@ export class LimitControlLoop implements LimitController {
     // Only timeouts beyond a healthy upstream's tail are reduce signals (adr/0037).
     const timeouts = summary.timeouts;
     if (latencyDriven && tuning.timeoutTail) summary.timeouts = this.tail.excess(timeouts, summary.reached);
+    const overloads = summary.overloads;
+    if (latencyDriven && tuning.refusalTail) summary.overloads = this.refusalTail.excess(overloads, summary.reached);
 
     const failureDominated = summary.failures > 0 && summary.failures >= FAILURE_GROWTH_VETO * summary.reached;
     const clean = summary.samples > 0 && summary.overloads === 0 && summary.timeouts === 0 && !failureDominated;
@@ -619,8 +623,9 @@ export class LimitControlLoop implements LimitController {
       baseline.endDescent();
     }
     // Timeouts that come with a queue are the queue's, not the tail's.
-    if (latencyDriven && tuning.timeoutTail && summary.samples > 0 && !latencyShrink(decision.reason)) {
-      this.tail.learn(timeouts, summary.reached);
+    if (latencyDriven && summary.samples > 0 && !latencyShrink(decision.reason)) {
+      if (tuning.timeoutTail) this.tail.learn(timeouts, summary.reached);
+      if (tuning.refusalTail) this.refusalTail.learn(overloads, summary.reached);
     }
 
     if (next > estimate) {

@@ -63,6 +63,8 @@ export interface ControlTuning {
   readonly dither: boolean;
   /** Learn and excuse the expected timeout tail (adr/0037). false: every timeout counts. */
   readonly timeoutTail: boolean;
+  /** The same for refusals, a share that comes whatever our concurrency (adr/0095). false: every refusal counts. */
+  readonly refusalTail: boolean;
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */
   readonly appLimitedFactor: number;
 }
@@ -95,5 +97,6 @@ export const DEFAULT_TUNING: ControlTuning = Object.freeze({
   betaRatio: BETA_RATIO,
   dither: true,
   timeoutTail: true,
+  refusalTail: true,
   appLimitedFactor: 2,
 });

@@ -8,7 +8,7 @@ export const TAIL_NOISE_Z = 2;
 /**
  * The expected timeout tail (adr/0037): the timeout share a healthy upstream shows anyway (a deadline
  * inside its latency tail) is no saturation evidence. A slow, capped EWMA of it; only timeouts past
- * it and its noise count as reduce signals. Allocates nothing.
+ * it and its noise count as reduce signals. Allocates nothing. A second one learns refusals (adr/0095).
  */
 export class TimeoutTail {
   /** The expected timeout share; 0 until a window teaches otherwise. */
