@@ -622,7 +622,7 @@ export class LimitControlLoop implements LimitController {
     } else if (!latencyShrink(reason)) {
       baseline.endDescent();
     }
-    // Timeouts that come with a queue are the queue's, not the tail's.
+    // Timeouts and refusals that come with a queue are the queue's, not a tail's.
     if (latencyDriven && summary.samples > 0 && !latencyShrink(decision.reason)) {
       if (tuning.timeoutTail) this.tail.learn(timeouts, summary.reached);
       if (tuning.refusalTail) this.refusalTail.learn(overloads, summary.reached);

@@ -163,6 +163,60 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(changes[0]).toMatchObject({ from: 60, to: 1, direction: 'shrink', reason: 'baseline-raised' });
   });
 
+  /** Settled at 60 with a 100 ms baseline (30 in flight at 100 ms); limit changes recorded from here. */
+  function settledAt100(): { controller: LimitControlLoop; at: number; changes: LimitChange[] } {
+    const controller = new LimitControlLoop(resolveControlConfig({}));
+    const settled = feedWindows(controller, 20, 0, { inflight: 30 });
+    const at = feedUntilClose(controller, settled, { inflight: 30 });
+    const changes: LimitChange[] = [];
+    controller.changes.subscribe((change) => changes.push(change));
+    return { controller, at, changes };
+  }
+
+  it('does not re-aim a drain whose settling runs out under raiseRatio x the no-load level (adr/0091)', () => {
+    const { controller, at, changes } = settledAt100();
+    // A 2.5x jump drains; then the upstream answers in 150 ms, 1.5x: slower, but not raiseRatio x.
+    const drainedAt = feedWindows(controller, 1, at + 1, { inflight: 30, latencyMs: 250 });
+    feedWindows(controller, 8, drainedAt + 1, { inflight: 30, latencyMs: 150 });
+    expect(changes[0]).toMatchObject({ from: 60, to: 6, reason: 'baseline-raised' });
+    // No re-aim when the settling runs out: the baseline window measures at the drained limit, and
+    // vegas grows from there.
+    expect(changes.slice(1).some((change) => change.reason === 'drain')).toBe(false);
+    expect(changes[1]).toMatchObject({ from: 6, direction: 'grow', reason: 'no-queue' });
+    expect(controller.snapshot().baselineMs).toBe(150);
+  });
+
+  it('after an idle gap, measures the baseline only downwards (offer): 1.3x the old latency keeps it (adr/0031)', () => {
+    const { controller, at } = settledAt100();
+    // 70 s without calls (idle after 60 s), then the same demand at 130 ms: under raiseRatio, so
+    // the stale-baseline rules do not apply, and the idle restart's baseline window only offers.
+    feedWindows(controller, 30, at + 70_000, { inflight: 30, latencyMs: 130 });
+    expect(controller.snapshot()).toMatchObject({ baselineMs: 100, slowStart: false });
+  });
+
+  it.each(['timeout', 'overload'] as const)(
+    'does not let a window with a %s lower the baseline, however low its latency',
+    (verdict) => {
+      const lowered = (reduce: boolean): number | undefined => {
+        const { controller, at } = settledAt100();
+        // Four windows at 60 ms; with `reduce`, every tenth answer is followed by a reduce signal.
+        for (let w = 0; w < 4; w++) {
+          for (let i = 1; i <= 300; i++) {
+            const t = at + w * 2_000 + i * 6;
+            observeAt(controller, { verdict: 'ok', latencyMs: 60 }, t, 30);
+            if (reduce && i % 10 === 0) {
+              observeAt(controller, { verdict, latencyMs: verdict === 'timeout' ? 1_500 : 1 }, t + 1, 30);
+            }
+          }
+        }
+        observeAt(controller, { verdict: 'ok', latencyMs: 60 }, at + 8_100, 30);
+        return controller.snapshot().baselineMs;
+      };
+      expect(lowered(false)).toBeLessThan(80); // clean, the smoothed 60 ms lowers it
+      expect(lowered(true)).toBe(100);
+    },
+  );
+
   it("re-measures over baselineSamples (100), not the first baseline window's firstBaselineSamples (adr/0089)", () => {
     const restoredAt = (tuning: Partial<typeof DEFAULT_TUNING>): number => {
       const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, ...tuning });
