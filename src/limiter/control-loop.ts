@@ -379,6 +379,8 @@ export class LimitControlLoop implements LimitController {
     // The floor this window was held to: vegas's no-queue growth is per floor spanned (adr/0090).
     const floorMs = this.windowFloorMs();
     window.summarise(now, summary);
+    // The window's completion rate (per ms): the overload cut and the drains apply Little's law to it.
+    const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
     const spans = summary.durationMs / floorMs;
     summary.floorSpans = tuning.noQueueGrowthPerFloor && spans > 1 ? spans : 1;
     // `statMs`: the window mean for vegas (Little's law counts queues in means, adr/0048), the
@@ -489,7 +491,6 @@ export class LimitControlLoop implements LimitController {
         // Cut to the concurrency served (adr/0046): completion rate x no-load latency (Little's
         // law), and hold there for a while: each probe past a hard cap is a burst of refusals.
         const noLoadMs = slowStart ? this.noLoadMs() : baseline.meanMs;
-        const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
         const served =
           noLoadMs > 0 ? rate * (noLoadMs + window.afterMarkMeanMs()) : window.servedConcurrency(summary.durationMs);
         // An early-closed window's estimate is noisy: one under a limit served in full is that limit.
@@ -558,15 +559,10 @@ export class LimitControlLoop implements LimitController {
         // A reduce signal ends the slow start with a drain too (adr/0092, adr/0093): its cut comes
         // from one short round, and whatever queue an overestimate leaves, the baseline window counts.
         if ((queued || pressured) && tuning.drainOnExit) {
-          // Drain (BBR) to drainGain x completion rate x no-load latency (Little's law).
-          const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
-          const bdp = rate * (this.noLoadMs() + window.afterMarkMeanMs()) * tuning.drainGain;
+          const bdp = this.drainTarget(rate, this.noLoadMs(), estimate);
           const from = pressured ? next : estimate;
           next = bdp < from ? bdp : from;
           if (!pressured || bdp < from) reason = 'drain';
-          this.exitRate = rate;
-          this.exitAfterMarkMs = window.afterMarkMeanMs();
-          this.exitLimit = estimate;
         } else if (latencyDriven && !pressured) {
           // (aimd's own backoff, its reduce signal, stands.)
           next = estimate;
@@ -602,13 +598,9 @@ export class LimitControlLoop implements LimitController {
     ) {
       // A raiseRatio-fold jump at a limit that did not grow: the upstream changed, or demand rose
       // past its capacity. Drain and measure the baseline anew (adr/0047).
-      const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
-      const drained = rate * (baseline.meanMs + window.afterMarkMeanMs()) * tuning.drainGain;
+      const drained = this.drainTarget(rate, baseline.meanMs, estimate);
       if (drained < next) next = drained;
       reason = 'baseline-raised';
-      this.exitRate = rate;
-      this.exitAfterMarkMs = window.afterMarkMeanMs();
-      this.exitLimit = estimate;
       this.pendingBaseline = 'set';
       this.endSlowStart(now);
       this.jumpDrain = true;
@@ -665,6 +657,19 @@ export class LimitControlLoop implements LimitController {
     window.restart(now);
     this.windowsClosed++;
     return this.apply(this.clamp(next), reason, now, tuning.dither);
+  }
+
+  /**
+   * A drain's target (BBR's Drain): drainGain x the completion rate x (the no-load mean + the hold
+   * after a mark), half the concurrency served at no load (Little's law). Keeps the exit for the
+   * baseline window's restore.
+   */
+  private drainTarget(rate: number, noLoadMs: number, estimate: number): number {
+    const afterMarkMs = this.window.afterMarkMeanMs();
+    this.exitRate = rate;
+    this.exitAfterMarkMs = afterMarkMs;
+    this.exitLimit = estimate;
+    return rate * (noLoadMs + afterMarkMs) * this.tuning.drainGain;
   }
 
   /** Whether a round's mean log latency rose over the reference past the noise bound (adr/0045). */
