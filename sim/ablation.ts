@@ -96,6 +96,12 @@ export const VARIANTS: readonly Variant[] = [
   double('alphaScale'),
   off('no dither', 'dither false: admit the integer part of the estimate', { dither: false }),
   off('no timeout tail', 'timeoutTail false: every timeout is a reduce signal', { timeoutTail: false }),
+  off('no no-load rise test', "noLoadRiseTest false: every clean cohort joins the slow start's no-load mean", {
+    noLoadRiseTest: false,
+  }),
+  off('dither while measuring', 'measureWholeCalls false: the drain and the baseline window dither too', {
+    measureWholeCalls: false,
+  }),
   off('no refusal tail', 'refusalTail false: every refusal is a reduce signal', { refusalTail: false }),
   off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),
 ];

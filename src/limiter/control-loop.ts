@@ -142,7 +142,9 @@ export class LimitControlLoop implements LimitController {
   /**
    * The same rounds by cohort (the calls a round admitted, counted through the next round): a
    * round's own completions run low while the limit grows; a cohort's mean is the no-load latency
-   * the drain and the settling use (adr/0045).
+   * the drain and the settling use (adr/0045). A cohort above the pool past the noise is left out,
+   * and its refusal lets a pool of fewer than ROUND_SAMPLES stand: other clients' slow starts
+   * raise the latency from our second round on (adr/0096).
    */
   private roundStartedAt = 0;
   private lastRoundStartedAt = 0;
@@ -153,6 +155,7 @@ export class LimitControlLoop implements LimitController {
   private liveCount = 0;
   private noLoadSum = 0;
   private noLoadCount = 0;
+  private noLoadRefused = false;
   private spreadWeight = 0;
   private spreadSquares = 0;
   /** After a drain, calls admitted from `sampleFrom` measure the baseline: 'set' it, or 'offer' (only lowers). */
@@ -656,7 +659,10 @@ export class LimitControlLoop implements LimitController {
     else if (summary.overloads > 0 && this.servedLimit >= this.limit) this.servedLimit = this.limit - 1;
     window.restart(now);
     this.windowsClosed++;
-    return this.apply(this.clamp(next), reason, now, tuning.dither);
+    // A drain and the windows that measure after it admit whole calls: a measurement needs a
+    // steady load, and the extra call error diffusion would admit is the queue the drain empties.
+    const measuring = tuning.measureWholeCalls && (this.settling > 0 || this.baselineWindow !== 'none');
+    return this.apply(this.clamp(next), reason, now, tuning.dither && !measuring);
   }
 
   /**
@@ -693,14 +699,26 @@ export class LimitControlLoop implements LimitController {
 
   /** The slow start's no-load mean: its queue-free cohorts, or the rounds' own (low) mean before one completes. */
   private noLoadMs(): number {
-    return this.noLoadCount >= ROUND_SAMPLES ? this.noLoadSum / this.noLoadCount : this.referenceMs;
+    const count = this.noLoadCount;
+    return count >= ROUND_SAMPLES || (this.noLoadRefused && count > 0) ? this.noLoadSum / count : this.referenceMs;
   }
 
   /** A round closed at `now`: the previous round's cohort is complete enough to pool (if clean). */
   private nextCohort(now: number, clean: boolean): void {
-    if (this.cohortClean && this.cohortCount > 0) {
-      this.noLoadSum += this.cohortSum;
-      this.noLoadCount += this.cohortCount;
+    const count = this.cohortCount;
+    if (this.cohortClean && count > 0) {
+      const pooled = this.noLoadCount;
+      const mean = this.cohortSum / count;
+      if (
+        this.tuning.noLoadRiseTest &&
+        pooled > 0 &&
+        mean > (this.noLoadSum / pooled) * (1 + this.noiseBound(count, pooled))
+      ) {
+        this.noLoadRefused = true;
+      } else {
+        this.noLoadSum += this.cohortSum;
+        this.noLoadCount += count;
+      }
     }
     this.cohortSum = this.liveSum;
     this.cohortCount = this.liveCount;
@@ -722,6 +740,7 @@ export class LimitControlLoop implements LimitController {
     this.referenceSamples = 0;
     this.noLoadSum = 0;
     this.noLoadCount = 0;
+    this.noLoadRefused = false;
     this.cohortSum = 0;
     this.cohortCount = 0;
     this.cohortClean = false;

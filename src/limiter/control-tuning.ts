@@ -20,6 +20,10 @@ export interface ControlTuning {
   readonly drainOnExit: boolean;
   /** Share of that concurrency the drain goes to, so the queue (everyone's, on a shared upstream) empties. */
   readonly drainGain: number;
+  /** A cohort above the no-load pool past the noise stays out of it (adr/0096). false: every clean cohort joins. */
+  readonly noLoadRiseTest: boolean;
+  /** The drain and the windows that measure after it admit whole calls, no error diffusion (adr/0096). */
+  readonly measureWholeCalls: boolean;
   /** Samples a re-measure's baseline window needs instead of minSamples (adr/0045, adr/0047). */
   readonly baselineSamples: number;
   /** Samples the limiter's first baseline window needs: its error sets shared-upstream fairness (adr/0089). */
@@ -78,6 +82,8 @@ export const DEFAULT_TUNING: ControlTuning = Object.freeze({
   startupIdleRounds: 4,
   drainOnExit: true,
   drainGain: 0.5,
+  noLoadRiseTest: true,
+  measureWholeCalls: true,
   baselineSamples: 100,
   firstBaselineSamples: 400,
   excessQueueGain: 0.5,

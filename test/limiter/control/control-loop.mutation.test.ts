@@ -358,6 +358,8 @@ describe('the slow start: its exit test reads the spread it measured (adr/0045)'
       drains.push(drain.to);
     }
     expect(peaks).toEqual([49, 64, 84]);
-    expect(drains).toEqual([8, 9, 10]);
+    // The drain reads the cohorts that did not rise (adr/0096): 0.16 answers a ms x 100 ms x 0.5
+    // whatever the spread (pooled with the risen ones, the wider spreads drained to 9 and 10).
+    expect(drains).toEqual([8, 8, 8]);
   });
 });

@@ -96,9 +96,10 @@ describe('the slow start: the exit test', () => {
     expect(limitAt(changes, 1_000, 1)).toBe(49);
     const drain = changes.find((change) => change.reason === 'drain');
     expect(drain).toEqual({ from: 49, to: 8, direction: 'shrink', reason: 'drain', at: 1_050 });
-    // The upstream serves 16 / 100 ms: 0.16 answers a ms x 100 ms no-load x drainGain 0.5 = 8
-    // (the exit round saw 52 answers in 300 ms: 8.67).
-    expect(controller.snapshot().estimate).toBeCloseTo((52 / 300) * 100 * 0.5, 10);
+    // The upstream serves 16 / 100 ms: 0.16 answers a ms x 100 ms no-load x drainGain 0.5 = 8.
+    // The no-load mean is the cohorts' at 100 ms only: the cohorts admitted past 16 in flight rose
+    // past the noise and stay out (adr/0096; pooled in, they read 108.3 ms and drained to 8.67).
+    expect(controller.snapshot().estimate).toBeCloseTo(0.16 * 100 * 0.5, 10);
     expect(controller.snapshot().slowStart).toBe(false);
   });
 
@@ -117,10 +118,11 @@ describe('the slow start: the exit test', () => {
   it('measures the first baseline over firstBaselineSamples (400), a later one over baselineSamples (100) (adr/0089)', () => {
     const closeOfFirstBaseline = (firstBaselineSamples: number): number | undefined => {
       const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, firstBaselineSamples });
-      const { changes } = run(controller, 5_000, knee);
-      // The window that measures the baseline holds the drained limit: its close is the last of the
-      // 'warming-up' changes that follow the drain.
-      return changes.filter((change) => change.reason === 'warming-up').at(-1)?.at;
+      run(controller, 5_000, knee);
+      // The window that measures the baseline holds the drained limit (whole calls, adr/0096): its
+      // close is the last decision by 5 s, a 'warming-up' hold (vegas's first window closes later).
+      const last = controller.snapshot().lastChange;
+      return last?.reason === 'warming-up' ? last.at : undefined;
     };
     // 100 samples (or samples x age >= 100 x 2 s) close at the 2 s floor; 400 a second later.
     expect(closeOfFirstBaseline(100)).toBe(3_450);
@@ -221,5 +223,42 @@ describe('the slow start: an exit on a reduce signal drains (adr/0092, adr/0093)
     // 16 at 100 ms, one in five a timeout: the round's answers served 12.8, and the drain goes to
     // half that (6.4), below the timeout cut's 0.81 x 16.
     expect(exit).toMatchObject({ from: 16, to: 6, reason: 'drain' });
+  });
+});
+
+describe('the slow start: what the drain reads (adr/0096)', () => {
+  /** Calls alternate 90 and 110 ms at no load; above 2 in flight latency grows with in-flight / 2. */
+  const crowded = ({ inflight, index }: CallStart): ScriptedCall => ({
+    latencyMs: (index % 2 ? 110 : 90) * Math.max(1, inflight / 2),
+  });
+
+  const drainedBy = (tuning: Partial<typeof DEFAULT_TUNING>) => {
+    const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, ...tuning });
+    const { changes } = run(controller, 2_000, crowded);
+    return { drain: changes.find((change) => change.reason === 'drain'), estimate: controller.snapshot().estimate };
+  };
+
+  it('keeps cohorts that rose past the noise out of the no-load mean: fifty clients of a share of two each', () => {
+    // Every client's in-flight grows with ours, so the upstream's latency doubles with our limit
+    // from 4 on. The cohorts at 1 and 2 in flight (100 ms) are the no-load mean; the drain goes
+    // to 0.02 answers a ms x 100 ms x 0.5 = 1, the fair share's half.
+    expect(drainedBy({})).toEqual({
+      drain: { from: 16, to: 1, direction: 'shrink', reason: 'drain', at: 1_745 },
+      estimate: 1,
+    });
+    // Every clean cohort pooled reads 185 ms: 1.8, which error diffusion admits as 2 most of the time.
+    expect(drainedBy({ noLoadRiseTest: false }).estimate).toBeCloseTo(1.8168, 4);
+  });
+
+  it('admits whole calls while it drains and measures: 15 servers drain to 7.5, held at 7 (dithered: 7, 8, 7, 8)', () => {
+    const fifteen = ({ inflight }: CallStart): ScriptedCall => ({ latencyMs: 100 * Math.max(1, inflight / 15) });
+    const afterDrain = (measureWholeCalls: boolean) => {
+      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, measureWholeCalls });
+      const { changes } = run(controller, 5_000, fifteen);
+      expect(controller.snapshot().estimate).toBe(7.5);
+      return changes.filter((change) => change.reason !== 'slow-start').map((change) => change.to);
+    };
+    expect(afterDrain(true)).toEqual([7]);
+    expect(afterDrain(false)).toEqual([7, 8, 7, 8, 7]);
   });
 });

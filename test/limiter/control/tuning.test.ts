@@ -68,13 +68,13 @@ describe('the tuning', () => {
     }).toThrow(TypeError);
   });
 
-  it('reaches the loop: drainGain 1 drains to the served concurrency itself (17), the default to half of it (8)', () => {
+  it('reaches the loop: drainGain 1 drains to the served concurrency itself (16), the default to half of it (8)', () => {
     const shipped = loopWith({});
     const full = loopWith({ drainGain: 1 });
     const drainOf = (controller: LimitControlLoop) =>
       knee(controller, 1_100).changes.find((change) => change.reason === 'drain');
     expect(drainOf(shipped)).toMatchObject({ from: 49, to: 8 });
-    expect(drainOf(full)).toMatchObject({ from: 49, to: 17 }); // 52 answers / 300 ms x 100 ms
+    expect(drainOf(full)).toMatchObject({ from: 49, to: 16 }); // 0.16 answers a ms x 100 ms: the 16 servers
   });
 
   it('reaches the limiter through limiterWithTuning (the ablation hook), and limiter() runs the shipped one', () => {
@@ -86,11 +86,11 @@ describe('the tuning', () => {
       ablatedClock,
       1_100,
     );
-    // The same slow start to 49; the drain at 1 050 ms goes to 8 or to 17.
+    // The same slow start to 49; the drain at 1 050 ms goes to 8 or to 16.
     expect(Math.max(...shipped)).toBe(49);
     expect(Math.max(...ablated)).toBe(49);
     expect(shipped.at(-1)).toBe(8);
-    expect(ablated.at(-1)).toBe(17);
+    expect(ablated.at(-1)).toBe(16);
   });
 
   it('startupIdleRounds 0 keeps an app-limited slow start running (the default ends it after 4 rounds)', () => {
