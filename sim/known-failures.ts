@@ -51,13 +51,6 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
     measured: 'limiter shed rate while healthy 0.059 (<= 0.01) on 1 of 16 seeds (0.053 before adr/0096).',
     sweepPasses: 15,
   },
-  'retry-storm': {
-    problem:
-      'on one seed the re-measure after the halving reads the no-load latency 6% low, and vegas then reads a phantom queue of ~2 calls: the restored phase grows one step a window and still sheds in its second half',
-    measured:
-      "goodput / offered load in the restored phase's second half 0.859 (>= 0.95) on 1 of 16 seeds (k = 8: baseline 196.4 ms from a 100-sample window against a no-load mean of 209; 199.6 and 0.972 before adr/0096, whose whole-call drain measured at 9 calls instead of 10). Held out (k = 16..31): 16 of 16. A baseline set low is only corrected by a fall (never a rise) or a 2x jump (adr/0047).",
-    sweepPasses: 15,
-  },
   'secret-capacity-aimd-noqueue': {
     problem: 'aimd (loss-driven, the fallback) through tryAcquire sits a little above a secret capacity of 3',
     measured: 'limit mean 4.09-4.22 against [2, 4] on 4 of 16 seeds.',

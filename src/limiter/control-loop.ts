@@ -659,9 +659,11 @@ export class LimitControlLoop implements LimitController {
     else if (summary.overloads > 0 && this.servedLimit >= this.limit) this.servedLimit = this.limit - 1;
     window.restart(now);
     this.windowsClosed++;
-    // A drain and the windows that measure after it admit whole calls: a measurement needs a
-    // steady load, and the extra call error diffusion would admit is the queue the drain empties.
-    const measuring = tuning.measureWholeCalls && (this.settling > 0 || this.baselineWindow !== 'none');
+    // A slow start's drain and the windows that measure after it admit whole calls: a measurement
+    // needs a steady load, and the extra call error diffusion would admit is queue the drain is
+    // there to empty. A jump's drain aims at the new served concurrency and keeps it (adr/0096).
+    const measuring =
+      tuning.measureWholeCalls && !this.jumpDrain && (this.settling > 0 || this.baselineWindow !== 'none');
     return this.apply(this.clamp(next), reason, now, tuning.dither && !measuring);
   }
 

@@ -22,7 +22,7 @@ export interface ControlTuning {
   readonly drainGain: number;
   /** A cohort above the no-load pool past the noise stays out of it (adr/0096). false: every clean cohort joins. */
   readonly noLoadRiseTest: boolean;
-  /** The drain and the windows that measure after it admit whole calls, no error diffusion (adr/0096). */
+  /** A slow start's drain and the windows that measure after it admit whole calls, no error diffusion (adr/0096). */
   readonly measureWholeCalls: boolean;
   /** Samples a re-measure's baseline window needs instead of minSamples (adr/0045, adr/0047). */
   readonly baselineSamples: number;

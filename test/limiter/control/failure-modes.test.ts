@@ -213,7 +213,10 @@ describe('failure mode 3: every call ending at the same deadline (stable timeout
 });
 
 describe('failure mode 4: during a long incident the baseline drifts up to meet the latency, so shedding stops', () => {
-  function incident(algorithm: AlgorithmName): {
+  function incident(
+    algorithm: AlgorithmName,
+    seed = 11,
+  ): {
     before: ReturnType<typeof span>;
     late: ReturnType<typeof span>;
     raises: number;
@@ -221,7 +224,7 @@ describe('failure mode 4: during a long incident the baseline drifts up to meet 
     const controller = controllerFor(algorithm);
     const run = runModel({
       controller,
-      seed: 11,
+      seed,
       durationMs: 2_100_000,
       initial: { capacity: 50, serviceMs: 100, clients: 400 },
       schedule: [{ atMs: 300_000, set: { capacity: 8 } }],
@@ -236,11 +239,13 @@ describe('failure mode 4: during a long incident the baseline drifts up to meet 
     return { before, late, raises: controller.snapshot().baselineRaises };
   }
 
-  // Known bug (it.fails until fixed), the jump-rule drain below: with the dither fix gradient2's
-  // re-measure after the drop also lands on a window that straddles it, and its baseline comes out
-  // 7.8% high (0 raises counted: the jump rule re-measures without counting a raise).
+  // Known bug (it.fails until fixed), the jump-rule drain below: gradient2's re-measure after the
+  // drop can land on a window that straddles it, and its baseline comes out high (0 raises counted:
+  // the jump rule re-measures without counting a raise). Seed 13: 114.2 -> 123.3 ms. Over seeds 1-16,
+  // since adr/0096 changed the slow start's path, 13 is the only one more than 2% high (5, 9 and 14
+  // miss the 1% bound by 0.2-0.7 points); seed 11, 7.8% high before, holds now.
   it.fails('gradient2 keeps its baseline and keeps shedding through 30 minutes of capacity 50 -> 8', () => {
-    const { before, late, raises } = incident('gradient2');
+    const { before, late, raises } = incident('gradient2', 13);
     expect(raises).toBe(0);
     // Not drifted up to meet the latency (2x the baseline here): within 1%.
     expect(Math.abs(late.lastBaselineMs / before.lastBaselineMs - 1)).toBeLessThan(0.01);

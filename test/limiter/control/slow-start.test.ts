@@ -261,4 +261,28 @@ describe('the slow start: what the drain reads (adr/0096)', () => {
     expect(afterDrain(true)).toEqual([7]);
     expect(afterDrain(false)).toEqual([7, 8, 7, 8, 7]);
   });
+
+  it("leaves a latency jump's drain dithered: it aims at the new served concurrency, not below it", () => {
+    // 400 callers on 50 servers at 100 ms that drop to 8 servers at 22 s: the jump drains to 5.x
+    // and the settling and baseline windows admit 5 and 6 in turn, whole calls or not.
+    const afterJump = (measureWholeCalls: boolean) => {
+      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, measureWholeCalls });
+      const { changes } = runScripted({
+        controller,
+        durationMs: 30_000,
+        clients: 400,
+        call: ({ inflight, now }) => ({ latencyMs: 100 * Math.max(1, inflight / (now >= 22_000 ? 8 : 50)) }),
+      });
+      return changes.filter((change) => change.at > 22_000).map((change) => [change.to, change.reason]);
+    };
+    const shipped = afterJump(true);
+    expect(shipped.slice(0, 5)).toEqual([
+      [6, 'baseline-raised'],
+      [5, 'warming-up'],
+      [6, 'warming-up'],
+      [5, 'warming-up'],
+      [6, 'warming-up'],
+    ]);
+    expect(afterJump(false)).toEqual(shipped);
+  });
 });
