@@ -99,7 +99,7 @@ export const VARIANTS: readonly Variant[] = [
   off('no no-load rise test', "noLoadRiseTest false: every clean cohort joins the slow start's no-load mean", {
     noLoadRiseTest: false,
   }),
-  off('dither while measuring', 'measureWholeCalls false: the drain and the baseline window dither too', {
+  off('dither while measuring', "measureWholeCalls false: a slow start's drain and its baseline window dither too", {
     measureWholeCalls: false,
   }),
   off('no refusal tail', 'refusalTail false: every refusal is a reduce signal', { refusalTail: false }),

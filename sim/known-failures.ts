@@ -36,7 +36,7 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
     problem:
       'clients sharing an upstream measure their baselines at different times, so Vegas divides the capacity by baselines a few percent apart',
     measured:
-      "Jain's index 0.852-0.894 (>= 0.9) on 3 of 16 seeds (1 before adr/0096; 15 of 16 on the held-out seeds k = 16..31, 14 before: 28 of 32 either way); every other criterion passes on all 16. A client's share moves 9-13% per 1% of baseline error (adr/0089); on k = 4 the ten baselines span 195-213 ms and the limits 4-30.",
+      "Jain's index 0.852-0.894 (>= 0.9) on 3 of 16 seeds (1 before adr/0096; 15 of 16 on the held-out seeds k = 16..31, 14 before: 29 -> 28 of 32); every other criterion passes on all 16. A client's share moves 9-13% per 1% of baseline error (adr/0089); on k = 4 the ten baselines span 195-213 ms and the limits 4-30.",
     sweepPasses: 13,
   },
   'many-clients-n10-s5-vegas': {

@@ -659,11 +659,10 @@ export class LimitControlLoop implements LimitController {
     else if (summary.overloads > 0 && this.servedLimit >= this.limit) this.servedLimit = this.limit - 1;
     window.restart(now);
     this.windowsClosed++;
-    // A slow start's drain and the windows that measure after it admit whole calls: a measurement
-    // needs a steady load, and the extra call error diffusion would admit is queue the drain is
-    // there to empty. A jump's drain aims at the new served concurrency and keeps it (adr/0096).
-    const measuring =
-      tuning.measureWholeCalls && !this.jumpDrain && (this.settling > 0 || this.baselineWindow !== 'none');
+    // After a slow start (its drain, settling and baseline window) the limit is whole calls: a
+    // measurement needs a steady load, and the extra call error diffusion would admit is queue the
+    // drain is there to empty. A jump's drain aims at the new served concurrency and keeps it (adr/0096).
+    const measuring = tuning.measureWholeCalls && !this.jumpDrain && this.baselineWindow !== 'none';
     return this.apply(this.clamp(next), reason, now, tuning.dither && !measuring);
   }
 
@@ -699,23 +698,24 @@ export class LimitControlLoop implements LimitController {
     return noise > tuning.startupThreshold ? noise : tuning.startupThreshold;
   }
 
-  /** The slow start's no-load mean: its queue-free cohorts, or the rounds' own (low) mean before one completes. */
+  /**
+   * The slow start's no-load mean: its queue-free cohorts, or the rounds' own (low) mean while the
+   * pool holds fewer than ROUND_SAMPLES and none was refused (a refusal needs a pool).
+   */
   private noLoadMs(): number {
     const count = this.noLoadCount;
-    return count >= ROUND_SAMPLES || (this.noLoadRefused && count > 0) ? this.noLoadSum / count : this.referenceMs;
+    return count >= ROUND_SAMPLES || this.noLoadRefused ? this.noLoadSum / count : this.referenceMs;
   }
 
-  /** A round closed at `now`: the previous round's cohort is complete enough to pool (if clean). */
+  /** A round closed at `now`: the previous round's cohort is complete enough to pool (if clean and not risen). */
   private nextCohort(now: number, clean: boolean): void {
     const count = this.cohortCount;
     if (this.cohortClean && count > 0) {
+      // Arithmetic means (Little's law's), against the slow start's noise bound; an empty pool's
+      // NaN mean compares false, so the first cohort joins.
       const pooled = this.noLoadCount;
       const mean = this.cohortSum / count;
-      if (
-        this.tuning.noLoadRiseTest &&
-        pooled > 0 &&
-        mean > (this.noLoadSum / pooled) * (1 + this.noiseBound(count, pooled))
-      ) {
+      if (this.tuning.noLoadRiseTest && mean > (this.noLoadSum / pooled) * (1 + this.noiseBound(count, pooled))) {
         this.noLoadRefused = true;
       } else {
         this.noLoadSum += this.cohortSum;

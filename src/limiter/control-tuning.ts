@@ -22,7 +22,7 @@ export interface ControlTuning {
   readonly drainGain: number;
   /** A cohort above the no-load pool past the noise stays out of it (adr/0096). false: every clean cohort joins. */
   readonly noLoadRiseTest: boolean;
-  /** A slow start's drain and the windows that measure after it admit whole calls, no error diffusion (adr/0096). */
+  /** After a slow start, its drain, settling and baseline window admit whole calls, no error diffusion (adr/0096). */
   readonly measureWholeCalls: boolean;
   /** Samples a re-measure's baseline window needs instead of minSamples (adr/0045, adr/0047). */
   readonly baselineSamples: number;
@@ -63,7 +63,7 @@ export interface ControlTuning {
    */
   readonly stepCap: number;
   readonly betaRatio: number;
-  /** Round the limit by error diffusion at each window close (control-loop.ts `apply`). false: truncate. */
+  /** Round the limit by error diffusion at each window close (control-loop.ts `apply`), but see measureWholeCalls. false: truncate. */
   readonly dither: boolean;
   /** Learn and excuse the expected timeout tail (adr/0037). false: every timeout counts. */
   readonly timeoutTail: boolean;

@@ -248,6 +248,9 @@ describe('the slow start: what the drain reads (adr/0096)', () => {
     });
     // Every clean cohort pooled reads 185 ms: 1.8, which error diffusion admits as 2 most of the time.
     expect(drainedBy({ noLoadRiseTest: false }).estimate).toBeCloseTo(1.8168, 4);
+    // Above the floor (drainGain 1): the exit round's 0.0196 answers a ms x 100 ms, against 3.63.
+    expect(drainedBy({ drainGain: 1 }).estimate).toBeCloseTo(100 / 51, 10);
+    expect(drainedBy({ drainGain: 1, noLoadRiseTest: false }).estimate).toBeCloseTo(3.6336, 4);
   });
 
   it('admits whole calls while it drains and measures: 15 servers drain to 7.5, held at 7 (dithered: 7, 8, 7, 8)', () => {
