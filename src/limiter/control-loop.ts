@@ -430,18 +430,14 @@ export class LimitControlLoop implements LimitController {
       // minWindowMs, so the overshoot's queue drains before the baseline window (adr/0045).
       const n = summary.samples;
       const noLoadMs = this.noLoadMs();
-      const back = n >= ROUND_SAMPLES && !(meanMs > noLoadMs * (1 + this.noiseBound(n, this.noLoadCount)));
+      const back = n >= ROUND_SAMPLES && !this.above(meanMs, n, noLoadMs, this.noLoadCount);
       this.nextCohort(now, false);
       const ranOut = !back && now - this.settlingSince >= this.config.minWindowMs;
       if (back || ranOut) this.settling = 0;
       // Still raiseRatio x the no-load level, past the noise, minWindowMs after the drain: whatever
       // queue the drain left has had its time, so the upstream itself is slower (a latency cliff).
       // Re-aim the drain with that latency; the baseline window measures there (adr/0091).
-      if (
-        ranOut &&
-        this.jumpDrain &&
-        meanMs > tuning.raiseRatio * noLoadMs * (1 + this.noiseBound(n, this.noLoadCount))
-      ) {
+      if (ranOut && this.jumpDrain && this.above(meanMs, n, tuning.raiseRatio * noLoadMs, this.noLoadCount)) {
         slowerMs = meanMs;
         slowerGain = tuning.drainGain;
       }
@@ -686,6 +682,11 @@ export class LimitControlLoop implements LimitController {
     return logMean > referenceLog + Math.log1p(this.noiseBound(samples, this.referenceSamples));
   }
 
+  /** Whether a mean of `n` samples is above a reference mean of `refN` past the noise bound (arithmetic means, Little's). */
+  private above(meanMs: number, n: number, referenceMs: number, refN: number): boolean {
+    return meanMs > referenceMs * (1 + this.noiseBound(n, refN));
+  }
+
   /**
    * The relative rise chance explains between means over `a` and `b` samples: startupNoiseZ
    * standard errors of their log difference (logs: a heavy tail is not a queue), at least
@@ -711,11 +712,9 @@ export class LimitControlLoop implements LimitController {
   private nextCohort(now: number, clean: boolean): void {
     const count = this.cohortCount;
     if (this.cohortClean && count > 0) {
-      // Arithmetic means (Little's law's), against the slow start's noise bound; an empty pool's
-      // NaN mean compares false, so the first cohort joins.
+      // An empty pool's NaN mean compares false, so the first cohort joins.
       const pooled = this.noLoadCount;
-      const mean = this.cohortSum / count;
-      if (this.tuning.noLoadRiseTest && mean > (this.noLoadSum / pooled) * (1 + this.noiseBound(count, pooled))) {
+      if (this.tuning.noLoadRiseTest && this.above(this.cohortSum / count, count, this.noLoadSum / pooled, pooled)) {
         this.noLoadRefused = true;
       } else {
         this.noLoadSum += this.cohortSum;
