@@ -249,6 +249,16 @@ async function runDefaults(
   after?: { readonly ms: number; readonly events: readonly ScheduledEvent[] },
 ): Promise<DefaultsRun> {
   const gate = limiter();
+  // E2E_TRACE=1: every limit change, to read why a run held where it did (not part of the figures).
+  if (process.env.E2E_TRACE) {
+    const startedAt = performance.now();
+    gate.onLimitChange((c) => {
+      const s = gate.snapshot();
+      log(
+        `    ${fixed((c.at - startedAt) / 1_000, 2)} s ${c.from} -> ${c.to} ${c.reason} (baseline ${fixed(s.baselineMs ?? Number.NaN, 1)} ms, estimate ${fixed(s.estimate, 2)})`,
+      );
+    });
+  }
   const durationMs = gatedMs + (after?.ms ?? 0);
   const record = await runLoad({
     target,
