@@ -1,5 +1,4 @@
 import type { Observation } from '../core/observation';
-import type { Verdict } from '../core/verdict';
 import { Ewma } from '../stats/ewma';
 import { DEFAULT_MEDIAN_SIZE, MedianFilter } from '../stats/median-filter';
 import { WindowQuantile } from '../stats/window-quantile';
@@ -73,15 +72,6 @@ export class SamplingWindow {
     // Six fields, or the shared defaults, not the loop's whole config: per-key memory (adr/0086).
     this.rules = sharedWhenEqual(copyRules(rules), DEFAULT_RULES);
     this.latencies = new WindowQuantile({ quantile: rules.quantile });
-  }
-
-  /** Counts one settled call; false when its verdict teaches nothing. */
-  record(verdict: Verdict, latencyMs: number, inflight: number, now: number, startedAt: number): boolean {
-    this.settledAt = now;
-    const observation = { verdict, latencyMs, durationMs: now - startedAt };
-    const counted = this.recordSettle(observation, inflight, false);
-    if (counted) this.recordLog(observation);
-    return counted;
   }
 
   /** Log latency for the slow start's exit test; apart from recordSettle, V8's inlining budget (adr/0087). */
@@ -174,14 +164,6 @@ export class SamplingWindow {
     const mean = this.logSum / n;
     const variance = (this.logSquares - n * mean * mean) / (n - 1);
     return variance > 0 ? variance : 0;
-  }
-
-  get latencySumMs(): number {
-    return this.latencySum;
-  }
-
-  get latencySquaresMs(): number {
-    return this.latencySquares;
   }
 
   /** NaN without samples. */

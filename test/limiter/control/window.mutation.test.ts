@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LatencySignal, SamplingWindow, type WindowRules } from '../../../src/limiter/window';
+import { record } from './support/record';
 import { summary } from './support/summary';
 
 /** Edges of the sampling window and the latency signal that mutation testing found unpinned (docs/testing.md). */
@@ -28,16 +29,16 @@ const BEFORE = -Infinity;
 describe('the sampling window: what it counts', () => {
   it("counts a plain call's whole hold as latency: two calls and one 300 ms hold after a mark average 100 ms", () => {
     const window = new SamplingWindow(rules);
-    window.record('ok', 100, 1, 0, BEFORE);
-    window.record('ok', 100, 1, 0, BEFORE);
+    record(window, 'ok', 100, 1, 0, BEFORE);
+    record(window, 'ok', 100, 1, 0, BEFORE);
     window.recordHold(300);
     expect(window.afterMarkMeanMs()).toBe(100);
   });
 
   it('takes no log latency from a settle it does not count (a rejected call)', () => {
     const window = new SamplingWindow(rules);
-    window.record('rejected', 50, 1, 0, BEFORE);
-    window.record('ok', 100, 1, 0, BEFORE);
+    record(window, 'rejected', 50, 1, 0, BEFORE);
+    record(window, 'ok', 100, 1, 0, BEFORE);
     expect(window.latencyLogMean()).toBeCloseTo(Math.log(100), 12);
   });
 
@@ -49,21 +50,21 @@ describe('the sampling window: what it counts', () => {
 
   it('dates a call by its duration, not its latency: a 100 ms answer held 500 ms did not start in the window', () => {
     const window = new SamplingWindow(rules);
-    window.record('ok', 100, 1, 1_000, 900); // opens the window at 1 000
-    window.record('ok', 100, 1, 1_200, 700); // latency 100 ms, but started at 700
+    record(window, 'ok', 100, 1, 1_000, 900); // opens the window at 1 000
+    record(window, 'ok', 100, 1, 1_200, 700); // latency 100 ms, but started at 700
     expect(window.roundTrip).toBe(false);
   });
 
   it('gives the coefficient of variation from two samples: 100 and 300 ms, sd 141 over mean 200', () => {
     const window = new SamplingWindow(rules);
-    window.record('ok', 100, 1, 0, BEFORE);
-    window.record('ok', 300, 1, 0, BEFORE);
+    record(window, 'ok', 100, 1, 0, BEFORE);
+    record(window, 'ok', 300, 1, 0, BEFORE);
     expect(window.latencyCv()).toBeCloseTo(Math.SQRT2 / 2, 12);
   });
 
   it('reports 0 spread, not NaN or a negative variance, for identical samples that round off (3 x 123.4 ms)', () => {
     const window = new SamplingWindow(rules);
-    for (let i = 0; i < 3; i++) window.record('ok', 123.4, 1, 0, BEFORE);
+    for (let i = 0; i < 3; i++) record(window, 'ok', 123.4, 1, 0, BEFORE);
     expect(window.latencyCv()).toBe(0);
     expect(window.latencyLogVariance()).toBe(0);
   });
@@ -78,8 +79,8 @@ describe('the sampling window: closing edges', () => {
 
   it('closes before its floor on exactly half overloads of 10 answers', () => {
     const window = new SamplingWindow(rules);
-    for (let i = 0; i < 5; i++) window.record('ok', 100, 20, 0, BEFORE);
-    for (let i = 0; i < 5; i++) window.record('overload', 1, 20, 0, BEFORE);
+    for (let i = 0; i < 5; i++) record(window, 'ok', 100, 20, 0, BEFORE);
+    for (let i = 0; i < 5; i++) record(window, 'overload', 1, 20, 0, BEFORE);
     expect(window.ready(100, 2_000)).toBe(true);
   });
 });
