@@ -29,7 +29,9 @@ const SMALL_KNEE_DITHER =
 const DEMO_SWING =
   "At the demo's knee of 6-7 vegas's band is 0.7-1.4 calls and a no-queue window grows by beta, so the limit cycles " +
   '6 -> 8 or 9 -> 7 and its p10 or p90 lands one call outside +-20% of a median of 7 (29% against 20%). ' +
-  'Runs of 2026-12-02, closed or open loop failing: 40f1f3c 2 of 5, this tree 5 of 8, with either adr/0096 switch off 2 of 4 (too few runs to tell the trees apart)';
+  'Runs of 2026-12-02, closed or open loop failing: 40f1f3c 2 of 5, this tree 5 of 8, with either adr/0096 switch off 2 of 4 (too few runs to tell the trees apart). ' +
+  'A traced open-loop run of 2026-12-02 (E2E_TRACE=1) shows a second cause: the cold start drained 16 -> 2 (2.98 in whole calls), ' +
+  'measured its first baseline at 2 calls for 8 s, and grew a call per 2 s window to 7 at 15 s, so the p10 (5) is the ramp inside the 10 s settle, not a cycle';
 export const KNOWN_REAL_SERVER_FAILURES: Readonly<Record<string, string>> = {
   'gunicorn / phase change / re-converged after 4 -> 2 workers': SMALL_KNEE_DITHER,
   'demo / closed loop / limit swing': DEMO_SWING,

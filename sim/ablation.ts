@@ -66,7 +66,9 @@ export const VARIANTS: readonly Variant[] = [
   off('no idle exit', 'startupIdleRounds 0: an app-limited slow start never ends on its own', { startupIdleRounds: 0 }),
   off('no drain', 'drainOnExit false: keep the limit the slow start reached', { drainOnExit: false }),
   off('full drain', 'drainGain 1: drain to the served concurrency, no margin to empty the queue', { drainGain: 1 }),
+  half('drainGain'),
   half('baselineSamples'),
+  double('baselineSamples'),
   off('short first baseline', 'firstBaselineSamples 400 -> 100: the first baseline window as short as a re-measure', {
     firstBaselineSamples: 100,
   }),
@@ -91,6 +93,7 @@ export const VARIANTS: readonly Variant[] = [
   }),
   off('no fall margin', 'fallZ 0: the baseline falls to any lower smoothed latency', { fallZ: 0 }),
   off('no noise margin', 'noiseZ 0: every rise over the baseline counts as queue', { noiseZ: 0 }),
+  double('noiseZ'),
   off("Netflix's step", 'stepCap 0: step log10 L floored at 1, also at small limits', { stepCap: 0 }),
   half('alphaScale'),
   double('alphaScale'),
