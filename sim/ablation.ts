@@ -91,7 +91,6 @@ export const VARIANTS: readonly Variant[] = [
   off('no overload early close', 'overloadCloseShare 1: an overload window waits for its floor', {
     overloadCloseShare: 1,
   }),
-  off('no fall margin', 'fallZ 0: the baseline falls to any lower smoothed latency', { fallZ: 0 }),
   off('no noise margin', 'noiseZ 0: every rise over the baseline counts as queue', { noiseZ: 0 }),
   double('noiseZ'),
   off("Netflix's step", 'stepCap 0: step log10 L floored at 1, also at small limits', { stepCap: 0 }),

@@ -27,22 +27,16 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
     problem:
       "fifty clients of one upstream, each with a share of one call, hold ~1.5x its capacity: the band's dead zone at limits of 1 and 2 spans latencies of 1.4-1.7x the no-load's, and whole calls cannot split the difference",
     measured:
-      'upstream in-flight / capacity 1.46-1.61 against <= 1.5 (median 1.50), Jain 0.77-0.98 (two seeds under 0.9), on 16 seeds; 10 of 16 pass on the held-out seeds k = 16..31. ' +
+      'upstream in-flight / capacity 1.51-1.62 against <= 1.5 on the 9 failing seeds, Jain 0.77-0.89 on three of them; 12 of 16 pass on the held-out seeds k = 16..31 (10 before adr/0097). ' +
       "Before adr/0096 1.95-2.48 on 16 of 16: each client's drain read a no-load mean pooled from cohorts the others' slow starts had queued (250-570 ms against 105), drained to 1.4-2.2 calls, and the baseline windows measured the fleet's queue. " +
       'A limit-1 client grows while latency is under ~1.44x its baseline (alpha(1) = 0.21, less the noise margin), a limit-2 client shrinks past ~1.7x (beta(2) = 0.65): the fleet floats between. Growing only on the queue plus its noise (tried, adr/0096) took it to 13 of 16 but cost n50-s2 8 seeds, and one cold start at C = 100 stalled at 0.69 of its goodput.',
     sweepPasses: 7,
   },
-  'shared-upstream-vegas': {
+  'latency-cliff-vegas-sync': {
     problem:
-      'clients sharing an upstream measure their baselines at different times, so Vegas divides the capacity by baselines a few percent apart',
+      'on one seed the re-measure after the cliff leaves the synchronized clients a little under the goodput bound: 0.794 against 0.8',
     measured:
-      "Jain's index 0.852-0.894 (>= 0.9) on 3 of 16 seeds (1 before adr/0096; 15 of 16 on the held-out seeds k = 16..31, 14 before: 29 -> 28 of 32); every other criterion passes on all 16. A client's share moves 9-13% per 1% of baseline error (adr/0089); on k = 4 the ten baselines span 195-213 ms and the limits 4-30.",
-    sweepPasses: 13,
-  },
-  'many-clients-n10-s5-vegas': {
-    problem: 'ten clients with a share of five calls each: the same baseline spread as shared-upstream, smaller',
-    measured:
-      "Jain's index 0.8997 (>= 0.9) on 1 of 16 seeds, k = 9 (k = 11 at 0.876 before adr/0096; 3 before the 400-sample first baseline, adr/0089). Held out: 16 of 16 (13 before adr/0096).",
+      'vegas: cliff goodput / upstream cliff throughput 0.794 (>= 0.800) on 1 of 16 seeds, k = 1, since adr/0097 (16 of 16 before); held out 14 of 16, as before (k = 22 at 0.668 and k = 29 at 0.689).',
     sweepPasses: 15,
   },
   'production-slowdown': {

@@ -391,20 +391,13 @@ export class LimitControlLoop implements LimitController {
     let statMs = Number.NaN;
     let meanMs = Number.NaN;
     summary.quantileNoise = 0;
-    let statSe = 0;
     if (summary.samples > 0) {
-      const quantileMs = window.latencyQuantile();
       meanMs = window.latencyMean();
-      const cv = window.latencyCv();
-      if (this.steersOnMean) {
-        statMs = meanMs;
-        statSe = cv / Math.sqrt(summary.samples);
-      } else {
-        statMs = quantileMs;
-        statSe = (QUANTILE_SE_FACTOR * cv) / Math.sqrt(summary.samples);
-      }
+      statMs = this.steersOnMean ? meanMs : window.latencyQuantile();
+      // noiseZ relative standard errors of the statistic: a p90's is QUANTILE_SE_FACTOR x a mean's.
+      const seFactor = this.steersOnMean ? 1 : QUANTILE_SE_FACTOR;
+      summary.quantileNoise = tuning.noiseZ * ((seFactor * window.latencyCv()) / Math.sqrt(summary.samples));
       this.signal.add(statMs);
-      summary.quantileNoise = tuning.noiseZ * statSe;
     }
     // Only timeouts beyond a healthy upstream's tail are reduce signals (adr/0037).
     const timeouts = summary.timeouts;
@@ -459,19 +452,9 @@ export class LimitControlLoop implements LimitController {
       this.signal.add(statMs);
       summary.latencyMs = statMs;
     } else {
-      // The baseline falls to the smoothed latency, by more than fallZ x the window's noise: a
-      // running minimum of a noisy series drifts to its low tail.
-      const smoothedMs = this.signal.smoothedMs;
-      if (clean && baseline.valueMs !== baseline.valueMs) {
-        // No slow start gave a first value (startupGain 0, fixed): the first clean window.
-        baseline.offer(statMs, meanMs);
-      } else if (
-        clean &&
-        this.baselineWindow === 'none' &&
-        smoothedMs < baseline.valueMs * (1 - tuning.fallZ * statSe)
-      ) {
-        baseline.offer(smoothedMs, meanMs);
-      }
+      // The baseline falls to any lower smoothed latency (Vegas's BaseRTT, a running minimum of a
+      // smoothed series; adr/0097); the first clean window sets one no slow start gave (startupGain 0, fixed).
+      if (clean) baseline.offer(baseline.valueMs === baseline.valueMs ? this.signal.smoothedMs : statMs, meanMs);
       summary.latencyMs = statMs;
     }
     summary.baselineMs = baseline.valueMs;

@@ -49,8 +49,6 @@ export interface ControlTuning {
   readonly overloadHoldMs: number;
   /** A window with at least this share of `overload` answers closes early (adr/0046). 1 = off. */
   readonly overloadCloseShare: number;
-  /** The baseline falls only to a smoothed latency this many standard errors lower (adr/0048). 0 = any. */
-  readonly fallZ: number;
   /** Standard errors of the window statistic a rise must exceed to count as queue (adr/0036). 0 = off. */
   readonly noiseZ: number;
   /** Default band (adr/0049): alpha = min(3 log10 L, alphaScale x (L / 10)^alphaPower), beta = betaRatio x alpha. */
@@ -95,7 +93,6 @@ export const DEFAULT_TUNING: ControlTuning = Object.freeze({
   jumpRestart: true,
   overloadHoldMs: 10_000,
   overloadCloseShare: 0.5,
-  fallZ: 1,
   noiseZ: 1,
   alphaPower: ALPHA_POWER,
   alphaScale: ALPHA_SCALE,

@@ -241,11 +241,11 @@ describe('failure mode 4: during a long incident the baseline drifts up to meet 
 
   // Known bug (it.fails until fixed), the jump-rule drain below: gradient2's re-measure after the
   // drop can land on a window that straddles it, and its baseline comes out high (0 raises counted:
-  // the jump rule re-measures without counting a raise). Seed 13: 114.2 -> 123.3 ms. Over seeds 1-16,
-  // since adr/0096 changed the slow start's path, 13 is the only one more than 2% high (5, 9 and 14
-  // miss the 1% bound by 0.2-0.7 points); seed 11, 7.8% high before, holds now.
+  // the jump rule re-measures without counting a raise). Seed 11: 12.1% high. Over seeds 1-16, since
+  // adr/0097 let the baseline fall to any lower smoothed latency (the one before the drop reads a
+  // little lower), 3, 4 and 11 are 8.7-12.1% high (13 alone, 8.0%, before); the rest within 1.7%.
   it.fails('gradient2 keeps its baseline and keeps shedding through 30 minutes of capacity 50 -> 8', () => {
-    const { before, late, raises } = incident('gradient2', 13);
+    const { before, late, raises } = incident('gradient2', 11);
     expect(raises).toBe(0);
     // Not drifted up to meet the latency (2x the baseline here): within 1%.
     expect(Math.abs(late.lastBaselineMs / before.lastBaselineMs - 1)).toBeLessThan(0.01);
