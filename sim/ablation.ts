@@ -42,6 +42,7 @@ export const ABLATION_SCENARIOS = [
   'production-slowdown',
   'streaming-mark',
   'tail-timeouts',
+  'random-refusals',
 ] as const;
 
 const half = (key: keyof ControlTuning): Variant => ({

@@ -33,6 +33,11 @@ export interface UpstreamOptions {
    * bound moves with a capacity change), a new call is answered 429 at once instead of queued.
    */
   overloadQueuePerServer?: number;
+  /**
+   * One bad replica behind a load balancer: this share of calls is answered 429 at once, whatever
+   * the load (adr/0095). Default 0.
+   */
+  refusalRate?: number;
   /** How long a 429 or an injected failure takes to come back, in ms (default 1). */
   fastAnswerMs?: number;
   /**
@@ -138,6 +143,11 @@ export class Upstream {
   request(callId: number): void {
     this.received++;
     if (callId >= this.state.length) this.growState(callId);
+    const refusalRate = this.options.refusalRate;
+    if (refusalRate !== undefined && refusalRate > 0 && this.random.next() < refusalRate) {
+      this.simulator.schedule(this.simulator.now() + this.fastAnswerMs, this.fastAnswer, callId * 4 + 1);
+      return;
+    }
     if (this.failureRate > 0 && this.random.next() < this.failureRate) {
       this.simulator.schedule(this.simulator.now() + this.fastAnswerMs, this.fastAnswer, callId * 4 + 2);
       return;

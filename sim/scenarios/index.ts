@@ -11,6 +11,7 @@ import { lowTraffic } from './low-traffic';
 import { machineNoise } from './machine-noise';
 import { manyClients } from './many-clients';
 import { productionCase } from './production';
+import { randomRefusals } from './random-refusals';
 import { retryStorm } from './retry-storm';
 import { secretCapacity } from './secret-capacity';
 import { sharedUpstream } from './shared-upstream';
@@ -65,6 +66,7 @@ export function acceptanceScenarios(): Scenario[] {
     secretCapacity('aimd', false),
     sharedUpstream('vegas'),
     tailTimeouts(),
+    randomRefusals(),
     retryStorm(),
     ...physics('gradient2'),
     ...physics('aimd'),

@@ -482,7 +482,9 @@ export class LimitControlLoop implements LimitController {
           next = target;
           reason = 'overload';
         }
-        if (tuning.overloadHoldMs > 0) {
+        // Not from the floor: a cap under minLimit cannot be kept to, and a refusal there is no
+        // probe past one (one bad replica refusing at random held the limit at 1 for a minute; adr/0098).
+        if (tuning.overloadHoldMs > 0 && estimate > this.minLimit) {
           this.overloadCeiling = target > this.minLimit ? target : this.minLimit;
           this.overloadUntil = now + tuning.overloadHoldMs;
         }

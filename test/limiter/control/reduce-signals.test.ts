@@ -92,6 +92,26 @@ describe('overload: cut to the concurrency the upstream served (adr/0046)', () =
     expect(changes[0]).toMatchObject({ from: 10, to: 12, reason: 'no-queue', at: cutAt + 10_000 });
   });
 
+  it('does not renew the hold from the floor: a refusal at one call in flight is no probe past a cap (adr/0098)', () => {
+    const { controller, open } = steering();
+    const changes: LimitChange[] = [];
+    controller.changes.subscribe((change) => changes.push(change));
+    // One call at a time, 100 ms each (one served: the floor), and a refusal after every tenth
+    // answer for the first 12 s (one bad replica), none after.
+    for (let i = 1, at = open; at < open + 40_000; i++) {
+      at = open + i * 100;
+      observeAt(controller, { verdict: 'ok', latencyMs: 100 }, at, 1);
+      if (i % 10 === 0 && at < open + 12_000) observeAt(controller, { verdict: 'overload', latencyMs: 1 }, at, 1);
+    }
+    const cut = changes.find((change) => change.reason === 'overload')!;
+    const grew = changes.find((change) => change.direction === 'grow')!;
+    expect(cut).toMatchObject({ to: 1 });
+    // Windows close every 3.2 s (50 samples x 2 s at 10 a second). Growth waits for the first cut's
+    // hold (to 13.2 s) and the first clean window (16 s); renewed by the refusals at the floor (their
+    // last window closes at 12.8 s), the hold would last to 22.8 s and growth wait to 25.6 s.
+    expect([cut.at - open, grew.at - open]).toEqual([3_200, 16_000]);
+  });
+
   it("counts a stream's hold after its mark: Little's law needs the whole hold (50 in 2 s x 400 ms = 10)", () => {
     const { controller, open } = steering();
     // 50 streams: first token at 100 ms, then 300 ms of body; every fifth followed by a 429.
