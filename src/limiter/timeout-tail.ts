@@ -7,18 +7,22 @@ export const TAIL_NOISE_Z = 2;
 
 /**
  * The expected timeout tail (adr/0037): the timeout share a healthy upstream shows anyway (a deadline
- * inside its latency tail) is no saturation evidence. A slow, capped EWMA of it; only timeouts past
- * it and its noise count as reduce signals. Allocates nothing. A second one learns refusals (adr/0095).
+ * inside its latency tail) is no saturation evidence. A slow, capped EWMA of it (its first ten windows
+ * averaged, adr/0099); only timeouts past it and its noise count as reduce signals. Allocates nothing.
+ * A second one learns refusals (adr/0095).
  */
 export class TimeoutTail {
   /** The expected timeout share; 0 until a window teaches otherwise. */
   share = 0;
+  /** Windows learnt from: the first 1 / TAIL_WEIGHT average, not decay from 0 (an EWMA's warm-up). */
+  private windows = 0;
 
   /** Only for windows whose latency has not risen: timeouts that come with a queue are not tail. */
   learn(timeouts: number, reached: number): void {
     if (!(reached > 0)) return;
     const seen = timeouts / reached;
-    const next = this.share + TAIL_WEIGHT * ((seen < TAIL_CAP ? seen : TAIL_CAP) - this.share);
+    const weight = ++this.windows < 1 / TAIL_WEIGHT ? 1 / this.windows : TAIL_WEIGHT;
+    const next = this.share + weight * ((seen < TAIL_CAP ? seen : TAIL_CAP) - this.share);
     this.share = next < TAIL_CAP ? next : TAIL_CAP;
   }
 

@@ -13,12 +13,16 @@ describe('the expected timeout tail', () => {
     expect([TAIL_WEIGHT, TAIL_CAP, TAIL_NOISE_Z]).toEqual([0.1, 0.05, 2]);
   });
 
-  it('learns a window share with weight 0.1: 1% seen once is 0.1%, ten times is 0.65%', () => {
+  it("averages its first ten windows (an EWMA's warm-up, adr/0099), then learns with weight 0.1", () => {
     const tail = new TimeoutTail();
     tail.learn(6, 600);
-    expect(tail.share).toBeCloseTo(0.001, 12);
-    for (let i = 1; i < 10; i++) tail.learn(6, 600);
-    expect(tail.share).toBeCloseTo(0.01 * (1 - 0.9 ** 10), 12); // 0.006513
+    expect(tail.share).toBeCloseTo(0.01, 12); // 1% seen once is 1%, not 0.1% decayed from 0
+    tail.learn(18, 600);
+    expect(tail.share).toBeCloseTo(0.02, 12); // the mean of 1% and 3%
+    for (let i = 2; i < 10; i++) tail.learn(12, 600);
+    expect(tail.share).toBeCloseTo(0.02, 12); // ten windows averaging 2%
+    tail.learn(0, 600);
+    expect(tail.share).toBeCloseTo(0.018, 12); // from the eleventh, weight 0.1: 2% - 0.1 x 2%
   });
 
   it('never excuses more than 5%, however long every call times out', () => {
