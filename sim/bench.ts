@@ -11,8 +11,8 @@ import { limiter } from '../src/limiter/limiter';
 import type { LimiterLike } from './models/clients';
 import { lognormal } from './models/distributions';
 import { FixedLimit } from './models/fixed-limit';
-import { PoissonArrivals } from './models/load';
 import { World } from './models/world';
+import { runUnderPoisson } from './scenarios/common';
 
 async function measure(
   label: string,
@@ -26,16 +26,8 @@ async function measure(
     upstream: { servers: 50, service: lognormal(20, 0.3) },
     clients: (tools) => [{ limiter: make({ clock: tools.clock }) }],
   });
-  new PoissonArrivals(
-    world.simulator,
-    world.loadRandom(0),
-    world.clients,
-    0,
-    [{ atMs: 0, perSecond }],
-    world.endMs,
-  ).start();
   const cpu = process.cpuUsage();
-  await world.run();
+  await runUnderPoisson(world, perSecond);
   const used = process.cpuUsage(cpu);
   const seconds = (used.user + used.system) / 1e6;
   const p = world.recorder.summarize()[0]!;

@@ -5,6 +5,7 @@ import { formatSeed } from '../engine/random';
 import { passed, type ScenarioResult } from '../engine/scenario';
 import type { ClientOptions } from '../models/clients';
 import { lognormal, type Distribution } from '../models/distributions';
+import { PoissonArrivals } from '../models/load';
 import type { World, WorldTools } from '../models/world';
 import { simTuning } from '../tuning';
 
@@ -267,4 +268,17 @@ export function resultOf(
       series: c.world.recorder.series,
     })),
   };
+}
+
+/** Runs `world` under open-loop Poisson arrivals at `perSecond` from t = 0 to its end, on its clients. */
+export async function runUnderPoisson(world: World, perSecond: number): Promise<void> {
+  new PoissonArrivals(
+    world.simulator,
+    world.loadRandom(0),
+    world.clients,
+    0,
+    [{ atMs: 0, perSecond }],
+    world.endMs,
+  ).start();
+  await world.run();
 }

@@ -1,9 +1,18 @@
 import { atLeast, within } from '../engine/criteria';
 import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { lognormal } from '../models/distributions';
-import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
-import { latencyFigures, phase, phasesOf, resultOf, stats, throughputOf, userClient, type Algorithm } from './common';
+import {
+  latencyFigures,
+  phase,
+  phasesOf,
+  resultOf,
+  runUnderPoisson,
+  stats,
+  throughputOf,
+  userClient,
+  type Algorithm,
+} from './common';
 
 /**
  * A real machine's noise (issue 14): a heavy-tailed upstream and a client whose own event loop
@@ -39,15 +48,7 @@ export function machineNoise(algorithm: Algorithm, seed = 0x5eed0f00): Scenario 
         clients: (tools) => [userClient(tools, 0, { algorithm }, { stall: { meanGapMs: 1_000, minMs: 5, maxMs: 50 } })],
       });
       const throughput = throughputOf(CAPACITY, SERVICE);
-      new PoissonArrivals(
-        world.simulator,
-        world.loadRandom(0),
-        world.clients,
-        0,
-        [{ atMs: 0, perSecond: 2 * throughput }],
-        world.endMs,
-      ).start();
-      await world.run();
+      await runUnderPoisson(world, 2 * throughput);
       const settled = phase(world.recorder.summarize(), 'settled');
       const s = world.recorder.series;
       const limit = stats(s.limit, s, settled.startMs, settled.endMs);

@@ -1,9 +1,8 @@
 import { atLeast, within } from '../engine/criteria';
 import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { lognormal } from '../models/distributions';
-import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
-import { phase, phasesOf, resultOf, stats, throughputOf, userClient } from './common';
+import { phase, phasesOf, resultOf, runUnderPoisson, stats, throughputOf, userClient } from './common';
 
 /**
  * One bad replica (adr/0095): of the replicas behind a load balancer, one answers 429 at once, so a
@@ -40,15 +39,7 @@ export function randomRefusals(seed = 0x5eed0013): Scenario {
         clients: (tools) => [userClient(tools, 0, {})],
       });
       const throughput = throughputOf(CAPACITY, SERVICE);
-      new PoissonArrivals(
-        world.simulator,
-        world.loadRandom(0),
-        world.clients,
-        0,
-        [{ atMs: 0, perSecond: 2 * throughput }],
-        world.endMs,
-      ).start();
-      await world.run();
+      await runUnderPoisson(world, 2 * throughput);
       const settled = phase(world.recorder.summarize(), 'settled');
       const s = world.recorder.series;
       const limit = stats(s.limit, s, settled.startMs, settled.endMs);
