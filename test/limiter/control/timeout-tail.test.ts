@@ -9,8 +9,8 @@ import { feedUntilClose, feedWindows, observeAt } from './support/feed';
  * not saturation; only the timeouts beyond it (plus its Poisson noise) are reduce signals.
  */
 describe('the expected timeout tail', () => {
-  it('carries its provenance-documented constants: weight 0.1, cap 5%, 2 standard deviations', () => {
-    expect([TAIL_WEIGHT, TAIL_CAP, TAIL_NOISE_Z]).toEqual([0.1, 0.05, 2]);
+  it('carries its provenance-documented constants: weight 0.1, cap 5%, the normal 99% quantile', () => {
+    expect([TAIL_WEIGHT, TAIL_CAP, TAIL_NOISE_Z]).toEqual([0.1, 0.05, 2.326]);
   });
 
   it("averages its first ten windows (an EWMA's warm-up, adr/0099), then learns with weight 0.1", () => {
@@ -32,12 +32,33 @@ describe('the expected timeout tail', () => {
     expect(tail.share).toBeLessThanOrEqual(0.05);
   });
 
-  it('counts only the timeouts past the expected count plus 2 sqrt(expected): at 1% of 600, from the 11th', () => {
+  it("counts only the timeouts past the expected count's 99th percentile: at 1% of 600, from the 13th", () => {
     const tail = new TimeoutTail();
-    tail.share = 0.01; // expected 6, allowed 6 + 2 sqrt(6) = 10.90
-    expect(tail.excess(10, 600)).toBe(0);
-    expect(tail.excess(12, 600)).toBeCloseTo(12 - 6 - 2 * Math.sqrt(6), 12); // 1.101
-    expect(tail.excess(120, 600)).toBeCloseTo(120 - 6 - 2 * Math.sqrt(6), 12); // 109.1: 18% of the window
+    tail.share = 0.01; // expected 6, allowed 6 + 2.326 sqrt(6) + (2.326^2 - 1) / 6 = 12.44
+    const allowed = 6 + 2.326 * Math.sqrt(6) + (2.326 * 2.326 - 1) / 6;
+    expect(tail.excess(12, 600)).toBe(0);
+    expect(tail.excess(13, 600)).toBeCloseTo(13 - allowed, 12); // 0.56
+    expect(tail.excess(120, 600)).toBeCloseTo(120 - allowed, 12); // 107.6: 18% of the window
+  });
+
+  it('cuts on a healthy tail about one window in a hundred or fewer, at any expected count (exact Poisson, adr/0100)', () => {
+    // The chance that a Poisson count with mean `expected` has an excess; 2 sqrt(expected) alone let
+    // through 6% at 0.4 expected and 10% at 0.1 (the counts a window of a few dozen answers sees).
+    const falseExcess = (expected: number): number => {
+      const tail = new TimeoutTail();
+      tail.share = expected / 1_000;
+      let chance = 0;
+      let p = Math.exp(-expected);
+      for (let k = 0; k < 400; k++) {
+        if (tail.excess(k, 1_000) > 0) chance += p;
+        p *= expected / (k + 1);
+      }
+      return chance;
+    };
+    for (const expected of [0.05, 0.1, 0.2, 0.4, 0.7, 1, 2, 5, 10, 20, 50]) {
+      expect(falseExcess(expected), `expected ${expected}`).toBeLessThan(0.02);
+    }
+    expect(falseExcess(0.4)).toBeCloseTo(0.0079, 4); // 3 or more
   });
 
   it('excuses nothing before it has learnt anything (one timeout is a full signal, as before)', () => {
@@ -91,13 +112,14 @@ describe('the control loop with a steady 1% of timeouts on a healthy upstream (a
       if (w > 0) decided.push(loop.snapshot().estimate);
     }
     // The first window cuts by x0.981 (6 of 601 answers, the next window's first settle closing it,
-    // with nothing learnt: a tenth of the full x0.81 for a 1% share); the next ones by less as the tail is learnt; from the seventh, 6 timeouts
-    // are within the expected ~4 + 2 sqrt(4) and vegas grows on the healthy latency.
+    // with nothing learnt: a tenth of the full x0.81 for a 1% share); the next three by less as the
+    // tail is learnt; from the fifth, 6 timeouts are within the expected count's 99th percentile
+    // (~3 expected: 3 + 2.326 sqrt(3) + 0.74 = 7.8) and vegas grows on the healthy latency.
     expect(decided[0]).toBeCloseTo(start * (1 - 0.19 * (6 / 601 / 0.1)), 10);
-    expect(decided.slice(1, 6).every((estimate, w) => estimate < decided[w]!)).toBe(true);
-    expect(Math.min(...decided)).toBe(decided[5]);
-    expect(decided[5]! / start).toBeGreaterThan(0.94); // six small cuts: 1% of timeouts, less each time
-    expect(decided[6]).toBeGreaterThan(decided[5]!);
+    expect(decided.slice(1, 4).every((estimate, w) => estimate < decided[w]!)).toBe(true);
+    expect(Math.min(...decided)).toBe(decided[3]);
+    expect(decided[3]! / start).toBeGreaterThan(0.95); // four small cuts: 1% of timeouts, less each time
+    expect(decided[4]).toBeGreaterThan(decided[3]!);
     expect(loop.limit).toBe(60);
     expect(loop.snapshot().lastChange).toMatchObject({ reason: 'app-limited' });
   });
@@ -137,8 +159,8 @@ describe('the control loop with a steady 1% of timeouts on a healthy upstream (a
     // Unlearnt, the timeouts are counted in full: a cut of x0.981.
     expect(risen.loop.snapshot().lastChange).toMatchObject({ direction: 'shrink', reason: 'timeout' });
     expect(risen.loop.snapshot().estimate).toBeCloseTo(before[0]! * (1 - 0.19 * (6 / 600 / 0.1)), 10);
-    // Learnt, they are the tail: vegas decides on latency.
-    expect(learnt.loop.snapshot().lastChange).toMatchObject({ direction: 'grow', reason: 'no-queue' });
+    // Learnt, they are the tail: the limit grows (here to the app-limited ceiling, 2 x 30).
+    expect(learnt.loop.snapshot().lastChange).toMatchObject({ direction: 'grow', reason: 'app-limited' });
     expect(learnt.loop.snapshot().estimate).toBeGreaterThan(before[1]!);
   });
 });
