@@ -141,6 +141,21 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(changes.slice(3).every((change) => change.reason === 'no-queue')).toBe(true);
   });
 
+  it("lowers the baseline's mean with the smoothed latency, not to the window that lowered it: a jump drains by the no-load mean (adr/0101)", () => {
+    const controller = new LimitControlLoop(resolveControlConfig({}));
+    let at = feedWindows(controller, 20, 0, { inflight: 30 });
+    // A faster upstream (100 -> 90 ms) lowers the smoothed latency, and the baseline with it.
+    at = feedWindows(controller, 3, at + 1, { inflight: 30, latencyMs: 90 });
+    // Then 500 ms. The first window that closes holds both latencies (its mean ~180 ms), and the
+    // smoothed latency (a median of three windows first) still falls: the baseline falls to it. The
+    // next window jumps 2x past it and drains to Little's law: 30 / 500 ms x the no-load mean x 0.5.
+    feedWindows(controller, 2, at + 1, { inflight: 30, latencyMs: 500 });
+    const { baselineMs, estimate } = controller.snapshot();
+    expect(baselineMs).toBeCloseTo(93.58, 2);
+    // With the straddling window's mean (~179 ms) as the no-load mean, the drain stopped at 5.4.
+    expect(estimate).toBeCloseTo((30 / 500) * baselineMs! * DEFAULT_TUNING.drainGain, 10); // 2.81
+  });
+
   it('takes a jump whose window also timed out for a jump: a 10x slower upstream makes both (adr/0091)', () => {
     const controller = new LimitControlLoop(resolveControlConfig({}));
     const settled = feedWindows(controller, 20, 0, { inflight: 30 });
