@@ -27,17 +27,10 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
     problem:
       "fifty clients of one upstream, each with a share of one call, hold ~1.5x its capacity: the band's dead zone at limits of 1 and 2 spans latencies of 1.4-1.7x the no-load's, and whole calls cannot split the difference",
     measured:
-      'upstream in-flight / capacity 1.51-1.62 against <= 1.5 on the 9 failing seeds, Jain 0.77-0.89 on three of them; 12 of 16 pass on the held-out seeds k = 16..31 (10 before adr/0097). ' +
+      'upstream in-flight / capacity 1.51-1.63 against <= 1.5 on the 8 failing seeds, Jain 0.77-0.89 on three of them; 13 of 16 pass on the held-out seeds k = 16..31 (10 before adr/0097, 12 before adr/0100). ' +
       "Before adr/0096 1.95-2.48 on 16 of 16: each client's drain read a no-load mean pooled from cohorts the others' slow starts had queued (250-570 ms against 105), drained to 1.4-2.2 calls, and the baseline windows measured the fleet's queue. " +
       'A limit-1 client grows while latency is under ~1.44x its baseline (alpha(1) = 0.21, less the noise margin), a limit-2 client shrinks past ~1.7x (beta(2) = 0.65): the fleet floats between. Growing only on the queue plus its noise (tried, adr/0096) took it to 13 of 16 but cost n50-s2 8 seeds, and one cold start at C = 100 stalled at 0.69 of its goodput.',
-    sweepPasses: 7,
-  },
-  'latency-cliff-vegas-sync': {
-    problem:
-      'on one seed the re-measure after the cliff leaves the synchronized clients a little under the goodput bound: 0.794 against 0.8',
-    measured:
-      'vegas: cliff goodput / upstream cliff throughput 0.794 (>= 0.800) on 1 of 16 seeds, k = 1, since adr/0097 (16 of 16 before); held out 14 of 16, as before (k = 22 at 0.668 and k = 29 at 0.689).',
-    sweepPasses: 15,
+    sweepPasses: 8,
   },
   'production-slowdown': {
     problem:

@@ -31,6 +31,9 @@ export const ROUND_SAMPLES = 8;
 /** The log-latency spread assumed before one is measured. Ours, cautious: sigma 0.5 (p90/p50 1.9). */
 export const SPREAD_PRIOR = 0.5;
 
+/** The most one window multiplies the limit by: vegas's no-queue step and a slow-start round at most double it. */
+const MAX_WINDOW_GROWTH = 2;
+
 /** A window where failures are at least this share of the answers does not grow (adr/0030). */
 export const FAILURE_GROWTH_VETO = 0.5;
 
@@ -125,9 +128,11 @@ export class LimitControlLoop implements LimitController {
   private suspect = false;
   /** The admitted limit the last window without reduce signals used to the full (adr/0046). */
   private servedLimit = 0;
-  /** The previous window's statistic and limit estimate (the jump rule, adr/0047). */
+  /** The last two windows' statistics and limit estimates (the jump rule, adr/0047, adr/0103). */
   private lastWindowMs = Number.NaN;
   private lastWindowLimit = 0;
+  private priorWindowMs = Number.NaN;
+  private priorWindowLimit = 0;
   /** Consecutive slow-start rounds in which the limit did not grow. */
   private idleRounds = 0;
   /** The limit the current slow-start round began with: growth stops at twice it. */
@@ -579,10 +584,8 @@ export class LimitControlLoop implements LimitController {
       summary.overloads === 0 &&
       !failureDominated &&
       tuning.jumpRestart &&
-      this.lastWindowMs > 0 &&
-      statMs >= tuning.raiseRatio * this.lastWindowMs &&
-      statMs >= tuning.raiseRatio * baseline.valueMs &&
-      estimate <= this.lastWindowLimit
+      this.jumped(statMs, estimate) &&
+      statMs >= tuning.raiseRatio * baseline.valueMs
     ) {
       // A raiseRatio-fold jump at a limit that did not grow: the upstream changed, or demand rose
       // past its capacity. Drain and measure the baseline anew (adr/0047).
@@ -636,6 +639,8 @@ export class LimitControlLoop implements LimitController {
       reason = 'at-min';
     }
     if (summary.samples > 0) {
+      this.priorWindowMs = this.lastWindowMs;
+      this.priorWindowLimit = this.lastWindowLimit;
       this.lastWindowMs = statMs;
       this.lastWindowLimit = estimate;
     }
@@ -662,6 +667,20 @@ export class LimitControlLoop implements LimitController {
     this.exitAfterMarkMs = afterMarkMs;
     this.exitLimit = estimate;
     return rate * (noLoadMs + afterMarkMs) * this.tuning.drainGain;
+  }
+
+  /**
+   * A raiseRatio-fold rise at a limit that did not grow, over the last window or the one before it:
+   * a change inside a window spreads its rise over two (adr/0103). If the limit grew in between,
+   * the rise must also exceed what that growth can queue: a window at most doubles the limit.
+   */
+  private jumped(statMs: number, estimate: number): boolean {
+    const ratio = this.tuning.raiseRatio;
+    const last = this.lastWindowLimit;
+    if (this.lastWindowMs > 0 && statMs >= ratio * this.lastWindowMs && estimate <= last) return true;
+    const prior = this.priorWindowLimit;
+    const grown = last > prior ? MAX_WINDOW_GROWTH : 1;
+    return this.priorWindowMs > 0 && estimate <= prior && statMs >= ratio * grown * this.priorWindowMs;
   }
 
   /** Whether a round's mean log latency rose over the reference past the noise bound (adr/0045). */

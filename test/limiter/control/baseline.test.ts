@@ -156,6 +156,23 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(estimate).toBeCloseTo((30 / 500) * baselineMs! * DEFAULT_TUNING.drainGain, 10); // 2.81
   });
 
+  it('takes a rise of 2x over the window before last for a jump: a change inside a window spreads it over two (adr/0103)', () => {
+    const drainedBy = (latencies: number[]): LimitChange | undefined => {
+      const controller = new LimitControlLoop(resolveControlConfig({}));
+      let at = feedWindows(controller, 20, 0, { inflight: 30 });
+      const changes: LimitChange[] = [];
+      controller.changes.subscribe((change) => changes.push(change));
+      for (const latencyMs of latencies) at = feedWindows(controller, 1, at + 1, { inflight: 30, latencyMs });
+      return changes.find((change) => change.reason === 'baseline-raised');
+    };
+    // 100 -> 150 -> 280 ms: 1.5x, then 1.87x over the last window, 2.8x over the one before it.
+    const drain = drainedBy([150, 280]);
+    expect(drain?.direction).toBe('shrink');
+    expect(drain!.to).toBeLessThan(10); // drained by Little's law, not walked down by vegas
+    // A slow climb is no jump: 1.5x a window, 1.87x... never 2x over either of the last two.
+    expect(drainedBy([130, 170, 220])).toBeUndefined();
+  });
+
   it('takes a jump whose window also timed out for a jump: a 10x slower upstream makes both (adr/0091)', () => {
     const controller = new LimitControlLoop(resolveControlConfig({}));
     const settled = feedWindows(controller, 20, 0, { inflight: 30 });
@@ -254,9 +271,9 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     const controller = new LimitControlLoop(resolveControlConfig({}));
     let at = feedWindows(controller, 2, 0, { inflight: 30 });
     controller.setLimit(1, at);
-    // One call in flight; the upstream slows down a step at a time (no jump of 2x between windows),
-    // and vegas shrinks to the floor and sits there with latency at 2x and more (220 ms on).
-    const phases = [100, 150, 220, 300, 300, 300, 300, 300, 300];
+    // One call in flight; the upstream slows down a step at a time (no rise of 2x over one window or
+    // two), and vegas shrinks to the floor and sits there with latency at 2x and more (220 ms on).
+    const phases = [100, 115, 130, 150, 170, 195, 220, 250, 280, 300, 300, 300, 300, 300, 300, 300];
     let raisedAt = Number.NaN;
     for (let i = 0; i < phases.length * 30 && raisedAt !== raisedAt; i++) {
       at += 2_000 / 30;
