@@ -4,7 +4,7 @@ import { resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import type { LimitChange } from '../../../src/limiter/controller';
 import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
-import { feedUntilClose, feedWindows, observeAt } from './support/feed';
+import { feed, feedUntilClose, feedWindows, observeAt } from './support/feed';
 import { runScripted } from './support/scripted';
 
 /** A baseline of 100 ms (mean 90 ms), as the window after a drain sets it. */
@@ -171,6 +171,37 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(drain!.to).toBeLessThan(10); // drained by Little's law, not walked down by vegas
     // A slow climb is no jump: 1.5x a window, 1.87x... never 2x over either of the last two.
     expect(drainedBy([130, 170, 220])).toBeUndefined();
+  });
+
+  it('asks 4x over the window before last when the limit grew in between: a window at most doubles it (adr/0103)', () => {
+    /** P at 100 ms (growing when its demand reaches the limit), W at 150 ms ending in timeouts (cut x0.81), then C. */
+    const decisionAfter = (grow: boolean, latencyMs: number): { reason: string | undefined; estimate: number } => {
+      const controller = new LimitControlLoop(resolveControlConfig({}));
+      let at = feedWindows(controller, 20, 0, { inflight: 30 });
+      at = feedUntilClose(controller, at, { inflight: 30 }) + 1;
+      at = feedWindows(controller, 1, at, grow ? {} : { inflight: 30 });
+      feed(controller, { count: 360, fromMs: at + 1, toMs: at + 1_800, latencyMs: 150, inflight: 30 });
+      feed(controller, {
+        count: 40,
+        fromMs: at + 1_800,
+        toMs: at + 2_000,
+        latencyMs: 1_000,
+        verdict: 'timeout',
+        inflight: 30,
+      });
+      at = feedWindows(controller, 1, at + 2_000, { inflight: 30, latencyMs });
+      feedUntilClose(controller, at, { inflight: 30, latencyMs });
+      const { lastChange, estimate } = controller.snapshot();
+      return { reason: lastChange?.reason, estimate };
+    };
+    // 280 ms is 2.8x P and 1.9x W. With P at the app-limited ceiling (60 -> 60), a jump: drained.
+    expect(decisionAfter(false, 280)).toMatchObject({ reason: 'baseline-raised' });
+    expect(decisionAfter(false, 280).estimate).toBeLessThan(10);
+    // With P grown 60 -> 65 our own calls may have made part of it: 2.8x < 4x, vegas shrinks instead.
+    expect(decisionAfter(true, 280)).toMatchObject({ reason: 'queue-above-beta' });
+    expect(decisionAfter(true, 280).estimate).toBeGreaterThan(30);
+    // 420 ms is 2.8x W itself: a jump over the last window, whatever P did.
+    expect(decisionAfter(true, 420)).toMatchObject({ reason: 'baseline-raised' });
   });
 
   it('takes a jump whose window also timed out for a jump: a 10x slower upstream makes both (adr/0091)', () => {
