@@ -43,6 +43,13 @@ export class Baseline {
     return 'fall';
   }
 
+  /** Lowers the baseline to a lower smoothed latency; its mean falls by the same factor (adr/0097, adr/0101). */
+  fall(latencyMs: number): void {
+    if (!(latencyMs >= 0) || !(latencyMs < this.valueMs)) return;
+    this.meanMs *= latencyMs / this.valueMs;
+    this.valueMs = latencyMs;
+  }
+
   /** A clean window in which the latency rule shrank the limit; true if it re-took a stale baseline. */
   shrinking(quantileMs: number, meanMs: number, meanInflight: number, atFloor: boolean): boolean {
     const tuning = this.tuning;

@@ -459,11 +459,9 @@ export class LimitControlLoop implements LimitController {
     } else {
       // The baseline falls to any lower smoothed latency (Vegas's BaseRTT, a running minimum of a
       // smoothed series; adr/0097); the first clean window sets one no slow start gave (startupGain 0, fixed).
-      // Its mean falls with it, not to this window's (a jump's window reads twice it; adr/0101).
-      if (clean && baseline.valueMs === baseline.valueMs) {
-        const smoothedMs = this.signal.smoothedMs;
-        baseline.offer(smoothedMs, baseline.meanMs * (smoothedMs / baseline.valueMs));
-      } else if (clean) baseline.offer(statMs, meanMs);
+      // Its mean falls with it, not to this window's: the window before a jump holds both latencies (adr/0101).
+      if (clean && baseline.valueMs === baseline.valueMs) baseline.fall(this.signal.smoothedMs);
+      else if (clean) baseline.offer(statMs, meanMs);
       summary.latencyMs = statMs;
     }
     summary.baselineMs = baseline.valueMs;

@@ -4,6 +4,8 @@ export const TAIL_WEIGHT = 0.1;
 export const TAIL_CAP = 0.05;
 /** A one-sided 1% false excess (the normal quantile 2.326): about one window in a hundred (adr/0037, adr/0100). */
 export const TAIL_NOISE_Z = 2.326;
+/** Cornish-Fisher's skew term for a Poisson count's quantile, (z^2 - 1) / 6 (adr/0100). */
+const TAIL_SKEW_TERM = (TAIL_NOISE_Z * TAIL_NOISE_Z - 1) / 6;
 
 /**
  * The expected timeout tail (adr/0037): the timeout share a healthy upstream shows anyway (a deadline
@@ -32,8 +34,7 @@ export class TimeoutTail {
     const expected = this.share * reached;
     // The Poisson count's upper quantile by Cornish-Fisher: mean + z sd + (z^2 - 1) / 6. The skew term
     // matters at the counts a window sees: at 0.4 expected, z sd alone excuses 1, and 2 come 6% of the time.
-    const allowed =
-      expected > 0 ? expected + TAIL_NOISE_Z * Math.sqrt(expected) + (TAIL_NOISE_Z * TAIL_NOISE_Z - 1) / 6 : 0;
+    const allowed = expected > 0 ? expected + TAIL_NOISE_Z * Math.sqrt(expected) + TAIL_SKEW_TERM : 0;
     return timeouts > allowed ? timeouts - allowed : 0;
   }
 }

@@ -48,6 +48,14 @@ describe('the baseline: set, offer, fall', () => {
     expect(baseline.offer(95, 85)).toBe('fall');
     expect([baseline.valueMs, baseline.meanMs]).toEqual([95, 85]);
   });
+
+  it('falls to a lower smoothed latency with its mean by the same factor, never up, never to NaN (adr/0101)', () => {
+    const baseline = baselineAt100(); // mean 90
+    baseline.fall(80);
+    expect([baseline.valueMs, baseline.meanMs]).toEqual([80, 72]);
+    for (const latencyMs of [80, 120, Number.NaN, -1]) baseline.fall(latencyMs);
+    expect([baseline.valueMs, baseline.meanMs]).toEqual([80, 72]);
+  });
 });
 
 describe('the baseline: re-taken when stale (adr/0047)', () => {
