@@ -1,4 +1,4 @@
-import { holds, within } from '../engine/criteria';
+import { atMost, holds, within } from '../engine/criteria';
 import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
@@ -10,6 +10,7 @@ import {
   resultOf,
   settleTime,
   stats,
+  throughputOf,
   type AdmissionPath,
   type Algorithm,
 } from './common';
@@ -78,6 +79,75 @@ export function capacityHalves(algorithm: Algorithm, path: AdmissionPath = 'exec
         restoredLimit: restoredSettled.mean,
         halvedAfterS: halvedAfterMs / 1000,
         restoredAfterS: restoredAfterMs / 1000,
+      });
+    },
+  };
+}
+
+/** The e2e:real phase change's timings (scripts/e2e-real.ts): 45 s, then 15 s at half, 15 s back. */
+const WORKERS_FULL = 4;
+const WORKERS_HALF = 2;
+/** Issue 14 item 5: a phase change re-converges into [0.7, 2] x the new capacity within 10 s. */
+const RECONVERGE_S = 10;
+
+/**
+ * Workers halve, then come back: gunicorn's 4 -> 2 -> 4 sync workers of e2e:real (SIGTTOU, SIGTTIN),
+ * in the simulator. At capacities this small one call is a quarter of the capacity, and a window
+ * lasts 2 s, so the budget of 10 s holds a handful of windows.
+ *
+ * Model: the convergence upstream with C = 4 for 45 s, 2 for 15 s, 4 for 15 s; service 20 ms
+ * median (the endpoint's sleep). Load: Poisson at 2x the full capacity's throughput. Criteria
+ * (issue 14 item 5, as e2e:real measures them): after each change the limit is inside
+ * [0.7, 2] x the new C within 10 s and stays there to the end of the phase; over the full phase's
+ * last 25% its mean is inside the same band.
+ */
+export function workersHalve(seed = 0x5eed0032): Scenario {
+  const name = 'workers-halve';
+  const title = 'Workers 4 -> 2 -> 4 under overload (gunicorn phase change; vegas, execute)';
+  return {
+    name,
+    title,
+    group: 2,
+    seed,
+    async run(runSeed: number): Promise<ScenarioResult> {
+      const phases = phasesOf(['full', 45], ['halved', 15], ['restored', 15]);
+      const service = serviceFor(WORKERS_FULL);
+      const world = new World({
+        seed: runSeed,
+        phases,
+        sampleEveryMs: 100,
+        upstream: { servers: WORKERS_FULL, service, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
+        clients: (tools) => [clientFor('execute', tools, 0, { algorithm: 'vegas' })],
+      });
+      world.simulator.at(phases[1]!.startMs, () => world.upstream.setServers(WORKERS_HALF));
+      world.simulator.at(phases[2]!.startMs, () => world.upstream.setServers(WORKERS_FULL));
+      new PoissonArrivals(
+        world.simulator,
+        world.loadRandom(0),
+        world.clients,
+        0,
+        [{ atMs: 0, perSecond: OVERLOAD_FACTOR * throughputOf(WORKERS_FULL, service) }],
+        world.endMs,
+      ).start();
+      await world.run();
+
+      const s = world.recorder.series;
+      const band = (c: number): [number, number] => [0.7 * c, 2 * c];
+      const full = phases[0]!;
+      const settled = stats(s.limit, s, full.startMs + 0.75 * (full.endMs - full.startMs), full.endMs);
+      const afterS = (p: (typeof phases)[number], c: number): number =>
+        settleTime(s.limit, s, p.startMs, p.endMs, ...band(c)) / 1000;
+      const halvedAfterS = afterS(phases[1]!, WORKERS_HALF);
+      const restoredAfterS = afterS(phases[2]!, WORKERS_FULL);
+      const criteria = [
+        within(`limit at ${WORKERS_FULL} workers (mean of the phase's last 25%)`, settled.mean, ...band(WORKERS_FULL)),
+        atMost(`re-converged after ${WORKERS_FULL} -> ${WORKERS_HALF} workers, s`, halvedAfterS, RECONVERGE_S),
+        atMost(`re-converged after ${WORKERS_HALF} -> ${WORKERS_FULL} workers, s`, restoredAfterS, RECONVERGE_S),
+      ];
+      return resultOf(world, { name, title, algorithm: 'vegas' }, runSeed, criteria, {
+        fullLimit: settled.mean,
+        halvedAfterS,
+        restoredAfterS,
       });
     },
   };

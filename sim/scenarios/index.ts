@@ -1,6 +1,6 @@
 import type { Scenario } from '../engine/scenario';
 import { baselineShift } from './baseline-shift';
-import { capacityHalves } from './capacity-change';
+import { capacityHalves, workersHalve } from './capacity-change';
 import { coldStart } from './cold-start';
 import type { Algorithm } from './common';
 import { convergence } from './convergence';
@@ -68,6 +68,7 @@ export function acceptanceScenarios(): Scenario[] {
     tailTimeouts(),
     randomRefusals(),
     retryStorm(),
+    workersHalve(),
     ...physics('gradient2'),
     ...physics('aimd'),
   ];
