@@ -25,7 +25,10 @@ const SMALL_KNEE_DITHER =
   'At a knee of 3 (gunicorn with 2 workers) vegas holds an estimate near 3 and error diffusion admits 2 part of the time: ' +
   'the limit dips under 0.7 x 3 = 2.1 near the end of the 15 s phase (changes "3->2 queue-within-band", no drain). ' +
   'Runs of 2026-12-02: 40f1f3c failed 2 of 2 (never, 14.4 s), this tree 3 of 5 (12.7 s, never, 14.8 s; 0.0 s twice); ' +
-  'every recorded run before met it at 0.0 s';
+  'every recorded run before met it at 0.0 s. Fifth session (same loop): the full run met it at 0.0 s; two gunicorn-only runs missed, ' +
+  '11.6 s (a latency jump drained to 1.14 calls and re-measured the baseline at one call) and 12.6 s (no jump: an estimate of 2.90 ' +
+  "admitted 2 for one window). The simulator's workers-halve (C = 4 -> 2 -> 4) re-converges in 0.1-2.5 s on 32 seeds: with 2 " +
+  'workers the goodput knee is 3, one call above the latency knee vegas sees (adr/0104)';
 const DEMO_SWING =
   "At the demo's knee of 6-7 vegas's band is 0.7-1.4 calls and a no-queue window grows by beta, so the limit cycles " +
   '6 -> 8 or 9 -> 7 and its p10 or p90 lands one call outside +-20% of a median of 7 (29% against 20%). ' +
@@ -35,7 +38,8 @@ const DEMO_SWING =
 const POSTGRES_SMALL_KNEE =
   'When the knee reads 2 the limit holds 3, one call past it, and on two cores shared by the server and the client a third query ' +
   'costs more than it serves: fixed caps 177/s at 2 and 156/s at 3, the defaults 154/s (0.87x the best fixed cap; upstream p90 2.9x). ' +
-  'Full runs of 2026-12-02 on a quiet machine: 0.897x (knee 2), 0.91x (knee 4, met), 0.87x (knee 2)';
+  'Full runs of 2026-12-02 on a quiet machine: 0.897x (knee 2), 0.91x (knee 4, met), 0.87x (knee 2), 0.85x (knee 2; limit median 2, ' +
+  'upstream p90 1.82x); a PostgreSQL-only run met it at 0.99x (knee 2, limit 3)';
 export const KNOWN_REAL_SERVER_FAILURES: Readonly<Record<string, string>> = {
   'postgres / closed loop / goodput': POSTGRES_SMALL_KNEE,
   'gunicorn / phase change / re-converged after 4 -> 2 workers': SMALL_KNEE_DITHER,
