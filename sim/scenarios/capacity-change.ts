@@ -38,25 +38,7 @@ export function capacityHalves(algorithm: Algorithm, path: AdmissionPath = 'exec
     seed,
     async run(runSeed: number): Promise<ScenarioResult> {
       const phases = phasesOf(['full', 90], ['halved', 90], ['restored', 90]);
-      const world = new World({
-        seed: runSeed,
-        phases,
-        sampleEveryMs: 100,
-        upstream: { servers: full, service, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
-        clients: (tools) => [clientFor(path, tools, 0, { algorithm })],
-      });
-      world.simulator.at(phases[1]!.startMs, () => world.upstream.setServers(half));
-      world.simulator.at(phases[2]!.startMs, () => world.upstream.setServers(full));
-      const throughput = (full / service.meanMs) * 1000;
-      new PoissonArrivals(
-        world.simulator,
-        world.loadRandom(0),
-        world.clients,
-        0,
-        [{ atMs: 0, perSecond: OVERLOAD_FACTOR * throughput }],
-        world.endMs,
-      ).start();
-      await world.run();
+      const world = await runHalving(runSeed, phases, full, half, service, path, algorithm);
 
       const s = world.recorder.series;
       const settledIn = (p: (typeof phases)[number]) =>
@@ -112,24 +94,7 @@ export function workersHalve(seed = 0x5eed0032): Scenario {
     async run(runSeed: number): Promise<ScenarioResult> {
       const phases = phasesOf(['full', 45], ['halved', 15], ['restored', 15]);
       const service = serviceFor(WORKERS_FULL);
-      const world = new World({
-        seed: runSeed,
-        phases,
-        sampleEveryMs: 100,
-        upstream: { servers: WORKERS_FULL, service, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
-        clients: (tools) => [clientFor('execute', tools, 0, { algorithm: 'vegas' })],
-      });
-      world.simulator.at(phases[1]!.startMs, () => world.upstream.setServers(WORKERS_HALF));
-      world.simulator.at(phases[2]!.startMs, () => world.upstream.setServers(WORKERS_FULL));
-      new PoissonArrivals(
-        world.simulator,
-        world.loadRandom(0),
-        world.clients,
-        0,
-        [{ atMs: 0, perSecond: OVERLOAD_FACTOR * throughputOf(WORKERS_FULL, service) }],
-        world.endMs,
-      ).start();
-      await world.run();
+      const world = await runHalving(runSeed, phases, WORKERS_FULL, WORKERS_HALF, service, 'execute', 'vegas');
 
       const s = world.recorder.series;
       const band = (c: number): [number, number] => [0.7 * c, 2 * c];
@@ -151,4 +116,38 @@ export function workersHalve(seed = 0x5eed0032): Scenario {
       });
     },
   };
+}
+
+/**
+ * The convergence upstream at `full` servers, `half` over the second phase and `full` again over
+ * the third, under Poisson load at 2x the full capacity's throughput (4x while halved); one client.
+ */
+async function runHalving(
+  runSeed: number,
+  phases: ReturnType<typeof phasesOf>,
+  full: number,
+  half: number,
+  service: ReturnType<typeof serviceFor>,
+  path: AdmissionPath,
+  algorithm: Algorithm,
+): Promise<World> {
+  const world = new World({
+    seed: runSeed,
+    phases,
+    sampleEveryMs: 100,
+    upstream: { servers: full, service, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
+    clients: (tools) => [clientFor(path, tools, 0, { algorithm })],
+  });
+  world.simulator.at(phases[1]!.startMs, () => world.upstream.setServers(half));
+  world.simulator.at(phases[2]!.startMs, () => world.upstream.setServers(full));
+  new PoissonArrivals(
+    world.simulator,
+    world.loadRandom(0),
+    world.clients,
+    0,
+    [{ atMs: 0, perSecond: OVERLOAD_FACTOR * throughputOf(full, service) }],
+    world.endMs,
+  ).start();
+  await world.run();
+  return world;
 }
