@@ -66,7 +66,7 @@ export function capacityHalves(algorithm: Algorithm, path: AdmissionPath = 'exec
   };
 }
 
-/** The e2e:real phase change's timings (scripts/e2e-real.ts): 45 s, then 15 s at half, 15 s back. */
+/** e2e:real's gunicorn workers before and during its phase change (scripts/e2e-real.ts). */
 const WORKERS_FULL = 4;
 const WORKERS_HALF = 2;
 /** Issue 14 item 5: a phase change re-converges into [0.7, 2] x the new capacity within 10 s. */
@@ -92,6 +92,7 @@ export function workersHalve(seed = 0x5eed0032): Scenario {
     group: 2,
     seed,
     async run(runSeed: number): Promise<ScenarioResult> {
+      // e2e:real's timings: 45 s, then 15 s at half, then 15 s back.
       const phases = phasesOf(['full', 45], ['halved', 15], ['restored', 15]);
       const service = serviceFor(WORKERS_FULL);
       const world = await runHalving(runSeed, phases, WORKERS_FULL, WORKERS_HALF, service, 'execute', 'vegas');
