@@ -38,9 +38,4 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
     measured: 'limiter shed rate while healthy 0.059 (<= 0.01) on 1 of 16 seeds (0.053 before adr/0096).',
     sweepPasses: 15,
   },
-  'secret-capacity-aimd-noqueue': {
-    problem: 'aimd (loss-driven, the fallback) through tryAcquire sits a little above a secret capacity of 3',
-    measured: 'limit mean 4.09-4.22 against [2, 4] on 4 of 16 seeds.',
-    sweepPasses: 12,
-  },
 };

@@ -144,9 +144,12 @@ export class SamplingWindow {
         this.reached >= OVERLOAD_CLOSE_MIN_ANSWERS && this.overloads >= this.rules.overloadCloseShare * this.reached
       );
     }
-    if (this.samples === 0) {
-      // Reduce signals need no latency; a window of failures alone waits out maxWindowMs.
-      return this.overloads + this.timeouts > 0 || ageMs >= this.rules.maxWindowMs;
+    const reduces = this.overloads + this.timeouts;
+    if (reduces >= this.samples) {
+      // Reduce signals need no latency: a window with at least as many of them as samples closes at
+      // its floor, not by the low-traffic rule (7 samples among 700 timeouts held one 12 s; adr/0105).
+      // A window of failures alone waits out maxWindowMs.
+      return reduces > 0 || ageMs >= this.rules.maxWindowMs;
     }
     if (this.samples >= minSamples || ageMs >= this.rules.maxWindowMs) return true;
     return this.samples * ageMs >= minSamples * floorMs;

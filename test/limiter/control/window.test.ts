@@ -152,6 +152,26 @@ describe('the sampling window: when it may close (floor 2 s, 50 samples, max 30 
     expect(window.ready(2_000, 2_000)).toBe(true);
   });
 
+  it('closes at its floor when its reduce signals at least match its samples (adr/0105)', () => {
+    // aimd two calls past a secret capacity: every call it admits times out but a few.
+    const timedOut = windowWith(7);
+    for (let i = 0; i < 700; i++) record(timedOut, 'timeout', 50, 5, 0, BEFORE);
+    expect(timedOut.ready(1_999, 2_000)).toBe(false);
+    expect(timedOut.ready(2_000, 2_000)).toBe(true);
+    const refused = windowWith(3);
+    for (let i = 0; i < 3; i++) record(refused, 'overload', 1, 5, 0, BEFORE);
+    expect(refused.ready(2_000, 2_000)).toBe(true);
+  });
+
+  it('waits for samples while they outnumber its reduce signals, and failures are not reduce signals', () => {
+    const mostlySamples = windowWith(4);
+    for (let i = 0; i < 3; i++) record(mostlySamples, 'timeout', 50, 5, 0, BEFORE);
+    expect(mostlySamples.ready(2_000, 2_000)).toBe(false);
+    const failing = windowWith(3);
+    for (let i = 0; i < 30; i++) record(failing, 'failure', 1, 5, 0, BEFORE);
+    expect(failing.ready(2_000, 2_000)).toBe(false);
+  });
+
   it('waits out maxWindowMs with failures alone', () => {
     const window = new SamplingWindow(rules);
     record(window, 'failure', 1, 1, 0, BEFORE);
