@@ -92,6 +92,23 @@ describe('overload: cut to the concurrency the upstream served (adr/0046)', () =
     expect(changes[0]).toMatchObject({ from: 10, to: 12, reason: 'no-queue', at: cutAt + 10_000 });
   });
 
+  it('stops growth during the hold, and does not cut a limit set by hand above its ceiling', () => {
+    const { controller, open } = steering();
+    const end = window(controller, open, { answers: 200, refuseEvery: 5 });
+    expect(controller.snapshot().estimate).toBe(10);
+    controller.setLimit(30, end);
+    // A clean window at the baseline, demand at the limit: vegas would grow past 30; the hold keeps
+    // 30 (the ceiling, 10, stops growth; it is no cut).
+    const next = feedWindows(controller, 1, end, { inflight: 30 });
+    expect(controller.snapshot()).toMatchObject({ limit: 30, estimate: 30 });
+    expect(controller.snapshot().lastChange).toMatchObject({ reason: 'overload-hold', direction: 'hold' });
+    // Below the ceiling, growth is vegas's own step, not a jump to the ceiling.
+    controller.setLimit(5, next);
+    feedWindows(controller, 1, next, { inflight: 5 });
+    expect(controller.snapshot().lastChange).toMatchObject({ from: 5, direction: 'grow', reason: 'no-queue' });
+    expect(controller.snapshot().estimate).toBeLessThan(10);
+  });
+
   it('does not renew the hold from the floor: a refusal at one call in flight is no probe past a cap (adr/0098)', () => {
     const { controller, open } = steering();
     const changes: LimitChange[] = [];
@@ -213,6 +230,18 @@ describe('timeout: the strongest signal, backoffRatio^2 scaled by its share (adr
     }
     observeAt(controller, { verdict: 'ok', latencyMs: 100 }, open + 2_010, 10);
     expect(controller.snapshot().lastChange).toMatchObject({ to: 10, reason: 'overload' });
+  });
+
+  it("names a window with a timeout for it even when vegas's own shrink is the deeper cut", () => {
+    const { controller, open } = steering();
+    const estimate = controller.snapshot().estimate;
+    // 200 answers at 1.8x the baseline (a queue past beta, under the 2x jump) and one timeout: the
+    // timeout's cut is x0.99, vegas's shrink deeper. The window shrinks by vegas, named 'timeout'.
+    for (let i = 1; i <= 200; i++) observeAt(controller, { verdict: 'ok', latencyMs: 180 }, open + i * 10 - 1, 30);
+    observeAt(controller, { verdict: 'timeout', latencyMs: 5_000 }, open + 1_000, 30);
+    observeAt(controller, { verdict: 'ok', latencyMs: 180 }, open + 2_100, 30);
+    expect(controller.snapshot().lastChange).toMatchObject({ direction: 'shrink', reason: 'timeout' });
+    expect(controller.snapshot().estimate).toBeLessThan(estimate * 0.95);
   });
 });
 
