@@ -41,11 +41,9 @@ export function capacityHalves(algorithm: Algorithm, path: AdmissionPath = 'exec
       const world = await runHalving(runSeed, phases, full, half, service, path, algorithm);
 
       const s = world.recorder.series;
-      const settledIn = (p: (typeof phases)[number]) =>
-        stats(s.limit, s, p.startMs + 0.75 * (p.endMs - p.startMs), p.endMs);
-      const fullSettled = settledIn(phases[0]!);
-      const halvedSettled = settledIn(phases[1]!);
-      const restoredSettled = settledIn(phases[2]!);
+      const fullSettled = lastQuarter(world, phases[0]!);
+      const halvedSettled = lastQuarter(world, phases[1]!);
+      const restoredSettled = lastQuarter(world, phases[2]!);
       const halvedAfterMs = settleTime(s.limit, s, phases[1]!.startMs, phases[1]!.endMs, 0.8 * half, 1.2 * half);
       const restoredAfterMs = settleTime(s.limit, s, phases[2]!.startMs, phases[2]!.endMs, 0.8 * full, 1.2 * full);
       const criteria = [
@@ -99,8 +97,7 @@ export function workersHalve(seed = 0x5eed0032): Scenario {
 
       const s = world.recorder.series;
       const band = (c: number): [number, number] => [0.7 * c, 2 * c];
-      const full = phases[0]!;
-      const settled = stats(s.limit, s, full.startMs + 0.75 * (full.endMs - full.startMs), full.endMs);
+      const settled = lastQuarter(world, phases[0]!);
       const afterS = (p: (typeof phases)[number], c: number): number =>
         settleTime(s.limit, s, p.startMs, p.endMs, ...band(c)) / 1000;
       const halvedAfterS = afterS(phases[1]!, WORKERS_HALF);
@@ -117,6 +114,12 @@ export function workersHalve(seed = 0x5eed0032): Scenario {
       });
     },
   };
+}
+
+/** The limit's statistics over a phase's last 25%: where both scenarios call it settled. */
+function lastQuarter(world: World, phase: ReturnType<typeof phasesOf>[number]): ReturnType<typeof stats> {
+  const s = world.recorder.series;
+  return stats(s.limit, s, phase.startMs + 0.75 * (phase.endMs - phase.startMs), phase.endMs);
 }
 
 /**
