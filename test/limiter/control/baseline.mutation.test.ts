@@ -13,6 +13,13 @@ describe('the baseline: edges', () => {
     expect(offered.valueMs).toBe(0);
   });
 
+  it('falls to a 0 ms smoothed latency, its mean with it', () => {
+    const baseline = new Baseline(DEFAULT_TUNING);
+    baseline.set(100, 80);
+    baseline.fall(0);
+    expect([baseline.valueMs, baseline.meanMs]).toEqual([0, 0]);
+  });
+
   it('is not offered an infinite latency', () => {
     const baseline = new Baseline(DEFAULT_TUNING);
     expect(baseline.offer(Infinity, 100)).toBe('none');

@@ -23,6 +23,15 @@ describe('the sampling window: summary of an empty window', () => {
   });
 });
 
+describe('the sampling window: when it may close', () => {
+  it('closes at maxWindowMs with one sample, short of the low-traffic rule (1 x 30 s < 50 x 2 s)', () => {
+    const window = new SamplingWindow(rules);
+    record(window, 'ok', 100, 1, 0, -100);
+    expect(window.ready(29_999, 2_000)).toBe(false);
+    expect(window.ready(30_000, 2_000)).toBe(true);
+  });
+});
+
 /** A call admitted before any window opened. */
 const BEFORE = -Infinity;
 
