@@ -88,6 +88,9 @@ export const VARIANTS: readonly Variant[] = [
   off('no jump restart', 'jumpRestart false: a 2x latency jump at a steady limit is steered, not re-measured', {
     jumpRestart: false,
   }),
+  off('no mature reference', 'matureReference false: a rise is tested against a reference of any size', {
+    matureReference: false,
+  }),
   off('no overload hold', 'overloadHoldMs 0: grow again right after an overload cut', { overloadHoldMs: 0 }),
   off('no overload early close', 'overloadCloseShare 1: an overload window waits for its floor', {
     overloadCloseShare: 1,

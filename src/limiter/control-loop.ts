@@ -685,6 +685,9 @@ export class LimitControlLoop implements LimitController {
   private roundQueued(logMean: number, samples: number): boolean {
     const referenceLog = this.referenceLog;
     if (!(referenceLog === referenceLog) || !(logMean === logMean) || samples < 1) return false;
+    // Both tests of a rise (the suspect round and its confirmation) compare with this reference, so
+    // its error is not averaged out by confirming: it must hold ROUND_SAMPLES first (adr/0106).
+    if (this.referenceSamples < ROUND_SAMPLES && this.tuning.matureReference) return false;
     return logMean > referenceLog + Math.log1p(this.noiseBound(samples, this.referenceSamples));
   }
 

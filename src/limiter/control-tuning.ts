@@ -45,6 +45,8 @@ export interface ControlTuning {
   readonly raiseWindows: number;
   /** A raiseRatio jump over the previous window, our in-flight not up, re-measures the baseline (adr/0047). */
   readonly jumpRestart: boolean;
+  /** No round is tested for a rise against a reference of fewer than ROUND_SAMPLES samples (adr/0106). */
+  readonly matureReference: boolean;
   /** After an overload cut, no growth past the served concurrency for this long (adr/0046). 0 = off. */
   readonly overloadHoldMs: number;
   /** A window with at least this share of `overload` answers closes early (adr/0046). 1 = off. */
@@ -91,6 +93,7 @@ export const DEFAULT_TUNING: ControlTuning = Object.freeze({
   raiseElasticity: 0.5,
   raiseWindows: 5,
   jumpRestart: true,
+  matureReference: true,
   overloadHoldMs: 10_000,
   overloadCloseShare: 0.5,
   noiseZ: 1,

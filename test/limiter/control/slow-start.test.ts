@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop, ROUND_SAMPLES, SPREAD_PRIOR } from '../../../src/limiter/control-loop';
-import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
+import { type ControlTuning, DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
+import { mulberry32 } from '../../helpers/mulberry32';
 import { limitAt, runScripted, type ScriptedCall, type CallStart, type ScriptedRun } from './support/scripted';
 
 /**
@@ -147,6 +148,31 @@ describe('the slow start: the exit test', () => {
     expect(changes.every((change) => change.reason === 'slow-start')).toBe(true);
     expect([460, 760, 1_000].map((at) => limitAt(changes, at, 1))).toEqual([24, 192, 200]);
     expect(controller.snapshot().slowStart).toBe(true);
+  });
+
+  it('tests no round against a reference of fewer than ROUND_SAMPLES samples (adr/0106): no false exit on 64 seeds', () => {
+    // A healthy upstream (lognormal, median 350 ms, sigma 0.5, no queue) and 8 closed-loop callers:
+    // rounds of 1-8 samples, as an app-limited service's are. No slow start may end in a drain.
+    const drainedSeeds = (tuning: ControlTuning): number[] => {
+      const drained: number[] = [];
+      for (let seed = 1; seed <= 64; seed++) {
+        const random = mulberry32(seed);
+        const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+        const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
+        const { changes } = runScripted({
+          controller,
+          durationMs: 10_000,
+          clients: 8,
+          call: () => ({ latencyMs: 350 * Math.exp(0.5 * normal()) }),
+        });
+        if (changes.some((change) => change.reason === 'drain')) drained.push(seed);
+      }
+      return drained;
+    };
+    expect(drainedSeeds(DEFAULT_TUNING)).toEqual([]);
+    // The control: tested against references of 2-7 samples, seed 56's slow start ends on a rise
+    // that both its rounds saw against the same low reference.
+    expect(drainedSeeds({ ...DEFAULT_TUNING, matureReference: false })).toEqual([56]);
   });
 
   it('ends on the same 25% rise once the reference has matured (16 samples at 80 ms, then 100 ms)', () => {
