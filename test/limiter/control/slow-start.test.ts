@@ -175,6 +175,15 @@ describe('the slow start: the exit test', () => {
     expect(drainedSeeds({ ...DEFAULT_TUNING, matureReference: false })).toEqual([56]);
   });
 
+  it('tests a round once the reference holds exactly ROUND_SAMPLES samples (7 calls at 80 ms, then 100 ms)', () => {
+    const controller = loop();
+    const { changes } = run(controller, 750, ({ index }) => ({ latencyMs: index < 7 ? 80 : 100 }));
+    // Two rounds of 4 (80 ms, then a mean of 84.6 ms) fill the reference to exactly 8 samples at
+    // 82.3 ms. The round closing at 440 ms is tested against it (100 ms: 1.22x, past the 1/8 floor
+    // of a zero spread) and the one at 540 ms confirms; one more young round would have joined.
+    expect(changes.find((change) => change.reason === 'drain')).toMatchObject({ from: 8, at: 540 });
+  });
+
   it('ends on the same 25% rise once the reference has matured (16 samples at 80 ms, then 100 ms)', () => {
     const controller = loop();
     const { changes } = run(controller, 750, ({ index }) => ({ latencyMs: index < 15 ? 80 : 100 }));
