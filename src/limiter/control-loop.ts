@@ -681,7 +681,7 @@ export class LimitControlLoop implements LimitController {
     return this.priorWindowMs > 0 && estimate <= prior && statMs >= ratio * grown * this.priorWindowMs;
   }
 
-  /** Whether a round's mean log latency rose over the reference past the noise bound (adr/0045). */
+  /** Whether a round's mean log latency rose over the reference past the noise bound (adr/0045); false while it is young. */
   private roundQueued(logMean: number, samples: number): boolean {
     const referenceLog = this.referenceLog;
     if (!(referenceLog === referenceLog) || !(logMean === logMean) || samples < 1) return false;

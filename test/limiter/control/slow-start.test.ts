@@ -152,7 +152,7 @@ describe('the slow start: the exit test', () => {
 
   it('tests no round against a reference of fewer than ROUND_SAMPLES samples (adr/0106): no false exit on 64 seeds', () => {
     // A healthy upstream (lognormal, median 350 ms, sigma 0.5, no queue) and 8 closed-loop callers:
-    // rounds of 1-8 samples, as an app-limited service's are. No slow start may end in a drain.
+    // the limit binds up to 8, so rounds hold 1-8 samples. No slow start may end in a drain.
     const drainedSeeds = (tuning: ControlTuning): number[] => {
       const drained: number[] = [];
       for (let seed = 1; seed <= 64; seed++) {
@@ -170,9 +170,9 @@ describe('the slow start: the exit test', () => {
       return drained;
     };
     expect(drainedSeeds(DEFAULT_TUNING)).toEqual([]);
-    // The control: tested against references of 2-7 samples, seed 56's slow start ends on a rise
-    // that both its rounds saw against the same low reference.
-    expect(drainedSeeds({ ...DEFAULT_TUNING, matureReference: false })).toEqual([56]);
+    // The control: with rounds tested against references of 2-7 samples, at least seed 56's slow
+    // start ends on a rise (a suspect round and its confirmation) and drains.
+    expect(drainedSeeds({ ...DEFAULT_TUNING, matureReference: false })).toContain(56);
   });
 
   it('tests a round once the reference holds exactly ROUND_SAMPLES samples (7 calls at 80 ms, then 100 ms)', () => {
