@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop, ROUND_SAMPLES, SPREAD_PRIOR } from '../../../src/limiter/control-loop';
 import { type ControlTuning, DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
-import { mulberry32 } from '../../helpers/mulberry32';
+import { lognormalMs, mulberry32 } from '../../stats/support/latency-samples';
 import { limitAt, runScripted, type ScriptedCall, type CallStart, type ScriptedRun } from './support/scripted';
 
 /**
@@ -157,13 +157,12 @@ describe('the slow start: the exit test', () => {
       const drained: number[] = [];
       for (let seed = 1; seed <= 64; seed++) {
         const random = mulberry32(seed);
-        const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
         const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
         const { changes } = runScripted({
           controller,
           durationMs: 10_000,
           clients: 8,
-          call: () => ({ latencyMs: 350 * Math.exp(0.5 * normal()) }),
+          call: () => ({ latencyMs: lognormalMs(random, 350, 0.5) }),
         });
         if (changes.some((change) => change.reason === 'drain')) drained.push(seed);
       }
