@@ -296,13 +296,13 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     // LIFO serves the oldest last: sweep the dead so they hold no places (pushing arrivals into shedding) (adr/0043).
     for (let oldest = queue.peekOldest(); oldest !== undefined && isGone(oldest, now); oldest = queue.peekOldest()) {
       queue.remove(oldest);
-      this.dropGone(oldest, now);
+      this.leave(oldest, this.goneReason(oldest, now));
     }
     while (this.inflightCount < this.limitNow) {
       const waiter = queue.take();
       if (waiter === undefined) return;
       // Out of budget (or gone): a slot would buy it nothing, so it leaves without one.
-      if (isGone(waiter, now)) this.dropGone(waiter, now);
+      if (isGone(waiter, now)) this.leave(waiter, this.goneReason(waiter, now));
       else this.handOff(waiter);
     }
   }
@@ -318,11 +318,6 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       `resilix: a queued call stopped answering its heartbeat (silent ${now - waiter.beatAt} ms; ` +
         'its request was likely cancelled) and left the queue without running',
     );
-  }
-
-  /** Fails a waiter `isGone` picked out of the queue; it never held a slot. */
-  private dropGone(waiter: Waiter, now: number): void {
-    this.leave(waiter, this.goneReason(waiter, now));
   }
 
   private handOff(waiter: Waiter): void {

@@ -10,7 +10,7 @@ import {
 import { createAimd } from './algorithms/aimd';
 import { createFixed } from './algorithms/fixed';
 import { createGradient2 } from './algorithms/gradient2';
-import { createVegas, MIN_BASELINE_MS } from './algorithms/vegas';
+import { createVegas } from './algorithms/vegas';
 import { Baseline } from './baseline';
 import {
   ALPHA_POWER,
@@ -52,7 +52,6 @@ function createAlgorithm(config: ControlConfig, tuning: ControlTuning): LimitAlg
         beta: config.beta === defaultBeta ? band.beta : config.beta,
         excessQueueGain: tuning.excessQueueGain,
         noQueueJump: tuning.noQueueJump,
-        minBaselineMs: MIN_BASELINE_MS,
         stepCap: tuning.stepCap,
       });
     }
@@ -246,18 +245,22 @@ export class LimitControlLoop implements LimitController {
     if (!starved && !stale && this.window.recordSettle(observation, inflight, false)) {
       this.lastLearnedAt = now;
     }
-    const changed = sample && this.slowStart && this.slowStartSample(observation, inflight);
+    const changed = sample && this.slowStart && this.roundSample(observation, inflight);
     if (now < this.nextCheckAt) return changed;
     return this.check() || changed;
   }
 
-  /** A slow start's per-sample work: its round's cohort, and growth when the limit binds. */
-  private slowStartSample(observation: Observation, inflight: number): boolean {
+  /**
+   * A sample of a slow start or a settling: its log (not a stale one's), its round's cohort, and
+   * slow-start growth per binding sample, at most twice the round's limit (adr/0045).
+   */
+  private roundSample(observation: Observation, inflight: number): boolean {
     const now = this.settledAt;
     const latencyMs = observation.latencyMs;
     const durationMs = observation.durationMs;
     const startedAt = now - (durationMs === undefined ? latencyMs : durationMs);
-    this.window.recordLog(observation);
+    const slowStart = this.slowStart;
+    if (slowStart && !(startedAt < this.sampleFrom)) this.window.recordLog(observation);
     if (startedAt >= this.roundStartedAt) {
       this.liveSum += latencyMs;
       this.liveCount++;
@@ -265,7 +268,7 @@ export class LimitControlLoop implements LimitController {
       this.cohortSum += latencyMs;
       this.cohortCount++;
     }
-    if (this.suspect || inflight < this.limit) return false;
+    if (!slowStart || this.suspect || inflight < this.limit) return false;
     const cap = 2 * this.roundLimit;
     const grown = this.estimate + this.tuning.startupGain;
     return this.estimate < cap ? this.apply(this.clamp(grown < cap ? grown : cap), 'slow-start', now) : false;
@@ -283,7 +286,11 @@ export class LimitControlLoop implements LimitController {
     if (startedAt - learned >= this.config.idleAfterMs) this.restartAfterIdle(now);
     const sample = verdict === 'ok' || verdict === 'answered';
     // A marked call gave its sample at the mark; its settle teaches the hold after it (Little's law).
-    if (marked && sample) return this.settleMarked(now, startedAt, latencyMs);
+    if (marked && sample) {
+      this.window.recordHold(now - startedAt - latencyMs);
+      this.lastLearnedAt = now;
+      return false;
+    }
     // A timeout that ran upstream for less than the no-load latency starved in our queue: no
     // evidence against the upstream (ours; counted, it would cut the limit that drains our queue).
     const starved = verdict === 'timeout' && latencyMs < this.baseline.valueMs;
@@ -295,23 +302,7 @@ export class LimitControlLoop implements LimitController {
     if (!starved && !stale && this.window.recordSettle(observation, inflight, atMark)) {
       this.lastLearnedAt = now;
     }
-    if (sample && this.slowStart && !starved && !stale) this.window.recordLog(observation);
-    if (sample && (this.slowStart || this.settling > 0)) {
-      if (startedAt >= this.roundStartedAt) {
-        this.liveSum += latencyMs;
-        this.liveCount++;
-      } else if (startedAt >= this.lastRoundStartedAt) {
-        this.cohortSum += latencyMs;
-        this.cohortCount++;
-      }
-    }
-    let changed = false;
-    // Slow-start growth per binding sample, at most twice the round's limit (adr/0045).
-    if (this.slowStart && !this.suspect && sample && inflight >= this.limit) {
-      const cap = 2 * this.roundLimit;
-      const grown = this.estimate + this.tuning.startupGain;
-      if (this.estimate < cap) changed = this.apply(this.clamp(grown < cap ? grown : cap), 'slow-start', now);
-    }
+    const changed = sample && (this.slowStart || this.settling > 0) && this.roundSample(observation, inflight);
     if (now < this.nextCheckAt) return changed;
     return this.check() || changed;
   }
@@ -327,21 +318,14 @@ export class LimitControlLoop implements LimitController {
     const ready =
       this.slowStart || this.settling > 0
         ? window.roundTrip || window.ready(now, floorMs)
-        : this.baselineWindow !== 'none'
-          ? window.ready(
+        : this.baselineWindow === 'none'
+          ? window.ready(now, floorMs)
+          : window.ready(
               now,
               floorMs,
               this.baselineMeasured ? this.tuning.baselineSamples : this.tuning.firstBaselineSamples,
-            )
-          : window.ready(now, floorMs);
-    return ready ? this.closeWindow(now) : false;
-  }
-
-  /** The settle of a call that marked: its hold after the mark, and the time it was learnt. */
-  private settleMarked(now: number, startedAt: number, latencyMs: number): boolean {
-    this.window.recordHold(now - startedAt - latencyMs);
-    this.lastLearnedAt = now;
-    return false;
+            );
+    return ready ? this.closeWindow(now, floorMs) : false;
   }
 
   setLimit(limit: number, now: number): boolean {
@@ -377,15 +361,14 @@ export class LimitControlLoop implements LimitController {
     return twoTrips < maxWindowMs ? twoTrips : maxWindowMs;
   }
 
-  private closeWindow(now: number): boolean {
+  /** `floorMs`: the floor this window was held to; vegas's no-queue growth is per floor spanned (adr/0090). */
+  private closeWindow(now: number, floorMs: number): boolean {
     const window = this.window;
     const summary = this.summary;
     const baseline = this.baseline;
     const tuning = this.tuning;
     const estimate = this.estimate;
     const latencyDriven = this.algorithm.latencyDriven;
-    // The floor this window was held to: vegas's no-queue growth is per floor spanned (adr/0090).
-    const floorMs = this.windowFloorMs();
     window.summarise(now, summary);
     // The window's completion rate (per ms): the overload cut and the drains apply Little's law to it.
     const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
@@ -593,15 +576,17 @@ export class LimitControlLoop implements LimitController {
       this.pendingBaseline = 'set';
       this.endSlowStart(now);
       this.jumpDrain = true;
-    } else if (latencyDriven && clean && latencyShrink(reason)) {
-      if (baseline.shrinking(statMs, meanMs, summary.meanInflight, estimate <= this.minLimit)) {
-        // Slower, not busier (adr/0047): hold, and find the capacity anew.
-        next = estimate;
-        reason = 'baseline-raised';
-        this.startSlowStart('set');
-      }
     } else if (!latencyShrink(reason)) {
       baseline.endDescent();
+    } else if (
+      latencyDriven &&
+      clean &&
+      baseline.shrinking(statMs, meanMs, summary.meanInflight, estimate <= this.minLimit)
+    ) {
+      // Slower, not busier (adr/0047): hold, and find the capacity anew.
+      next = estimate;
+      reason = 'baseline-raised';
+      this.startSlowStart('set');
     }
     // Timeouts and refusals that come with a queue are the queue's, not a tail's.
     if (latencyDriven && summary.samples > 0 && !latencyShrink(decision.reason)) {
@@ -802,9 +787,7 @@ export class LimitControlLoop implements LimitController {
     let to = Math.floor(next);
     if (dither) {
       const target = next + this.carry;
-      to = Math.floor(target);
-      if (to < this.minLimit) to = this.minLimit;
-      else if (to > this.maxLimit) to = this.maxLimit;
+      to = this.clamp(Math.floor(target));
       // A shrinking window never raises the admitted limit (adr/0035).
       if (next < this.estimate && to > from) to = from;
       this.carry = target - to;
@@ -834,9 +817,4 @@ export class LimitControlLoop implements LimitController {
       at: this.changeAt,
     };
   }
-}
-
-/** The control loop behind `limiter()`; `config` comes from `resolveControlConfig`. */
-export function createLimitController(config: ControlConfig, tuning: ControlTuning = DEFAULT_TUNING): LimitController {
-  return new LimitControlLoop(config, tuning);
 }

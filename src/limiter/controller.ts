@@ -94,7 +94,7 @@ export interface LimitController {
    * `observeMark`) and closes a window when due (no timers). Returns true when `limit` changed.
    */
   observe(observation: Observation, inflight: number, marked?: boolean): boolean;
-  /** Optional: feeds a marked call's latency while it runs (`permit.mark`), with the in-flight at its admission. */
+  /** Optional: feeds a marked call's latency while it runs (`permit.mark`), with the calls in flight at the mark (it among them). */
   observeMark?(latencyMs: number, now: number, inflight: number): boolean;
   /** A manual resize (clamped to the guardrails). Returns true when `limit` changed. */
   setLimit(limit: number, now: number): boolean;

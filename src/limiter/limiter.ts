@@ -18,8 +18,8 @@ import type { CallPlan, LimiterPort } from '../core/ports';
 import { callPlan } from '../core/ports';
 import { runCall } from '../core/run-call';
 import { Admission, type AdmissionCounters, type QueueingConfig } from './admission';
-import { resolveControlConfig, type ControlConfig, type ControlOptions } from './control-config';
-import { createLimitController } from './control-loop';
+import { CONTROL_DEFAULTS, resolveControlConfig, type ControlConfig, type ControlOptions } from './control-config';
+import { LimitControlLoop } from './control-loop';
 import type { ControlTuning } from './control-tuning';
 import type { LimitChange, LimitController, LimitControllerSnapshot } from './controller';
 import type { QueueOrder } from './wait-queue';
@@ -82,21 +82,7 @@ const DEFAULT_CONTROL_CONFIG: ControlConfig = /* @__PURE__ */ resolveControlConf
 
 /** Every option `limiter()` accepts: the control loop's and admission's. */
 const LIMITER_OPTION_NAMES: readonly (keyof LimiterOptions)[] = [
-  'algorithm',
-  'initialLimit',
-  'minLimit',
-  'maxLimit',
-  'updateIntervalMs',
-  'minWindowMs',
-  'maxWindowMs',
-  'minSamples',
-  'quantile',
-  'smoothing',
-  'rttTolerance',
-  'backoffRatio',
-  'alpha',
-  'beta',
-  'failure',
+  ...(Object.keys(CONTROL_DEFAULTS) as (keyof ControlOptions)[]),
   'clock',
   'queueing',
   'queueOrder',
@@ -124,7 +110,7 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
     knownOptions('limiter', o, LIMITER_OPTION_NAMES);
     const controller =
       internal?.controller ??
-      createLimitController(
+      new LimitControlLoop(
         sharedWhenEqual(resolveControlConfig(o, 'limiter'), DEFAULT_CONTROL_CONFIG),
         internal?.tuning,
       );

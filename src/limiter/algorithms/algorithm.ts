@@ -2,10 +2,7 @@ import type { AlgorithmName, LimitChangeReason } from '../controller';
 
 /** What a closed window tells an algorithm: one instance, rewritten by the loop at each close. */
 export interface WindowSummary {
-  /**
-   * The latency steered by, ms: the window's statistic (vegas: mean, adr/0048; gradient2: the
-   * quantile), or the smoothed one under `steerOn: 'smoothed'`; NaN without a signal.
-   */
+  /** The latency steered by, ms: the window's statistic (vegas: mean, adr/0048; gradient2: the quantile); NaN without a signal. */
   latencyMs: number;
   /** NaN until the baseline is known. */
   baselineMs: number;

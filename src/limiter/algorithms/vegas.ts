@@ -6,10 +6,9 @@ export interface VegasSettings {
   /** Requests queued below which the limit grows, above which it shrinks: functions of L (Netflix's shape). */
   readonly alpha: BandFunction;
   readonly beta: BandFunction;
-  // The rest are control-tuning.ts's fields of the same names (MIN_BASELINE_MS for minBaselineMs).
+  // The rest are control-tuning.ts's fields of the same names.
   readonly excessQueueGain: number;
   readonly noQueueJump: boolean;
-  readonly minBaselineMs: number;
   readonly stepCap: number;
 }
 
@@ -22,16 +21,10 @@ export function vegasLog(limit: number): number {
   return log > 1 ? log : 1;
 }
 
-/** Requests queued upstream: L x (1 - max(baseline, minBaselineMs) / latency - noise), in [0, L]. */
-export function queueEstimate(
-  limit: number,
-  baselineMs: number,
-  latencyMs: number,
-  noise = 0,
-  minBaselineMs = MIN_BASELINE_MS,
-): number {
+/** Requests queued upstream: L x (1 - max(baseline, MIN_BASELINE_MS) / latency - noise), in [0, L]. */
+export function queueEstimate(limit: number, baselineMs: number, latencyMs: number, noise = 0): number {
   if (!(latencyMs > 0)) return 0;
-  const floored = baselineMs > minBaselineMs ? baselineMs : minBaselineMs;
+  const floored = baselineMs > MIN_BASELINE_MS ? baselineMs : MIN_BASELINE_MS;
   const excess = 1 - floored / latencyMs - noise;
   if (!(excess > 0)) return 0;
   const queued = limit * excess;
@@ -54,7 +47,6 @@ class Vegas implements LimitAlgorithm {
   private readonly betaOf: BandFunction;
   private readonly excessQueueGain: number;
   private readonly noQueueJump: boolean;
-  private readonly minBaselineMs: number;
   private readonly stepCap: number;
 
   constructor(settings: VegasSettings) {
@@ -62,7 +54,6 @@ class Vegas implements LimitAlgorithm {
     this.betaOf = settings.beta;
     this.excessQueueGain = settings.excessQueueGain;
     this.noQueueJump = settings.noQueueJump;
-    this.minBaselineMs = settings.minBaselineMs;
     this.stepCap = settings.stepCap;
   }
 
@@ -90,13 +81,7 @@ class Vegas implements LimitAlgorithm {
     }
     const log = vegasLog(estimate);
     const step = this.stepCap > 0 ? (alpha < log ? alpha : log) : log;
-    const queueUse = queueEstimate(
-      estimate,
-      window.baselineMs,
-      window.latencyMs,
-      window.quantileNoise,
-      this.minBaselineMs,
-    );
+    const queueUse = queueEstimate(estimate, window.baselineMs, window.latencyMs, window.quantileNoise);
     if (queueUse <= alpha / 3) {
       // Netflix grows by beta; ours: at least a step, at most double (at L = 1, +6 is x7; adr/0035),
       // per window floor the window lasted: one that waited for samples spans several (adr/0090).

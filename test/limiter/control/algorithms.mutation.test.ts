@@ -30,7 +30,6 @@ function vegasWith(alpha: number, beta: number, overrides: Partial<VegasSettings
     beta: () => beta,
     excessQueueGain: 0.5,
     noQueueJump: true,
-    minBaselineMs: 5,
     stepCap: 1,
     ...overrides,
   });

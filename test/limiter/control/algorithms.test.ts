@@ -20,7 +20,6 @@ const VEGAS: VegasSettings = {
   beta: defaultBeta,
   excessQueueGain: DEFAULT_TUNING.excessQueueGain,
   noQueueJump: DEFAULT_TUNING.noQueueJump,
-  minBaselineMs: MIN_BASELINE_MS,
   stepCap: DEFAULT_TUNING.stepCap,
 };
 const vegas = createVegas(VEGAS);

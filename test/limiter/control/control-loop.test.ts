@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultBeta, resolveControlConfig, type ControlOptions } from '../../../src/limiter/control-config';
-import { LimitControlLoop, createLimitController } from '../../../src/limiter/control-loop';
+import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import type { LimitChange } from '../../../src/limiter/controller';
 import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { feed, feedUntilClose, feedWindows, observeAt } from './support/feed';
@@ -25,7 +25,7 @@ function steering(options: ControlOptions = {}): { controller: LimitControlLoop;
 
 describe('the control loop: shape', () => {
   it('starts at initialLimit with limit as a plain field (read on every admission)', () => {
-    const controller = createLimitController(resolveControlConfig({ initialLimit: 12 }));
+    const controller = new LimitControlLoop(resolveControlConfig({ initialLimit: 12 }));
     expect(controller.limit).toBe(12);
     expect(Object.getOwnPropertyDescriptor(controller, 'limit')).toMatchObject({ value: 12, writable: true });
     expect([controller.minLimit, controller.maxLimit]).toEqual([1, 200]);
