@@ -728,6 +728,8 @@ export class LimitControlLoop implements LimitController {
   private startSlowStart(mode: 'set' | 'offer'): void {
     if (this.config.algorithm === 'fixed' || !(this.tuning.startupGain > 0)) return;
     this.slowStart = true;
+    // A rise the last slow start held growth for is not this one's (an idle gap can cut one short).
+    this.suspect = false;
     this.idleRounds = 0;
     this.roundLimit = this.estimate;
     this.referenceMs = Number.NaN;

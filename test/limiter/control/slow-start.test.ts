@@ -323,3 +323,26 @@ describe('the slow start: what the drain reads (adr/0096)', () => {
     expect(afterJump(false)).toEqual(shipped);
   });
 });
+
+describe('the slow start: after an idle gap', () => {
+  it('forgets a rise the last slow start was holding growth for: the first binding call grows the new one', () => {
+    const controller = loop();
+    const settle = (at: number, latencyMs: number): void => {
+      controller.settledAt = at;
+      controller.observe({ verdict: 'ok', latencyMs }, controller.limit);
+    };
+    let at = 0;
+    // 1.5 s at 100 ms, every call finding the limit binding: the reference matures, the limit doubles per round.
+    for (; at < 1_500; at += 10) settle(at, 100);
+    // Then 300 ms: a round rises and growth holds, waiting for the next round to confirm it.
+    for (; at < 1_800; at += 10) settle(at, 300);
+    const held = controller.limit;
+    for (let i = 0; i < 5; i++, at += 10) settle(at, 300);
+    expect(controller.limit).toBe(held);
+    expect(controller.snapshot().slowStart).toBe(true);
+    // A gap past idleAfterMs (2 x maxWindowMs): a new slow start from the same limit, nothing held.
+    settle(at + 61_000, 100);
+    expect(controller.snapshot()).toMatchObject({ slowStart: true, limit: held + 1 });
+    expect(controller.snapshot().lastChange).toMatchObject({ reason: 'slow-start', from: held, to: held + 1 });
+  });
+});
