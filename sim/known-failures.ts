@@ -25,12 +25,13 @@ export const SWEEP_SEEDS = 16;
 export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
   'many-clients-n50-s1-vegas': {
     problem:
-      "fifty clients of one upstream, each with a share of one call, split it unevenly on some seeds (Jain 0.88-0.90 against 0.9): the band's dead zone at limits of 1 and 2 spans latencies of 1.4-1.7x the no-load's, and whole calls cannot split the difference",
+      "fifty clients of one upstream, each with a share of one call, split it unevenly on some seeds (Jain 0.88-0.90 against 0.9): one client measures its first baseline under the others' queue, and Vegas then gives it about 3x its share",
     measured:
       'Since adr/0106 (no rise tested against a reference of fewer than 8 samples): 14 of 16 gate seeds, both failing on Jain (0.898, 0.890); held out 14 of 16 (Jain 0.894, 0.877); on 48 fresh seeds (k = 32..79) 39 of 48, every one under 1.5 C in flight (max 1.49; median Jain 0.958). ' +
+      "What sets Jain is the clients' baselines: over 5 seeds a client's log baseline and its goodput correlate 0.75-0.89; on both failing gate seeds one client of 50 measured its first baseline under the fleet's queue (127-129 ms against a median of 104, the true no-load mean 104.6), and holds a limit of 7-8 and 3x its share, since the fleet's latency never falls under its baseline again (Vegas's persistent congestion). A pull to the band's middle (FAST TCP) and the slow start's no-load pool as a cap on the baseline window were tried and lost fairness seeds (docs/ablation.md). " +
       'Before adr/0106: upstream in-flight / capacity 1.51-1.63 against <= 1.5 on the 8 failing gate seeds, Jain 0.77-0.89 on three of them; 13 of 16 held out (10 before adr/0097, 12 before adr/0100); 20 of 48 fresh. A client whose rounds hold 1-2 samples tested them against a reference of 2-7, and the slow starts ended early and unevenly. ' +
       "Before adr/0096 1.95-2.48 on 16 of 16: each client's drain read a no-load mean pooled from cohorts the others' slow starts had queued (250-570 ms against 105), drained to 1.4-2.2 calls, and the baseline windows measured the fleet's queue. " +
-      'A limit-1 client grows while latency is under ~1.44x its baseline (alpha(1) = 0.21, less the noise margin), a limit-2 client shrinks past ~1.7x (beta(2) = 0.65): the fleet floats between. Growing only on the queue plus its noise (tried, adr/0096) took it to 13 of 16 but cost n50-s2 8 seeds, and one cold start at C = 100 stalled at 0.69 of its goodput.',
+      'The earlier reading, a dead zone between limits 1 and 2 (a limit-1 client grows while latency is under ~1.44x its baseline, alpha(1) = 0.21, less the noise margin; a limit-2 client shrinks past ~1.7x, beta(2) = 0.65), does not explain the failing seeds: there the outlier sits at 7-8. Growing only on the queue plus its noise (tried, adr/0096) took it to 13 of 16 but cost n50-s2 8 seeds, and one cold start at C = 100 stalled at 0.69 of its goodput.',
     sweepPasses: 14,
   },
   'production-slowdown': {
