@@ -325,7 +325,7 @@ export class LimitControlLoop implements LimitController {
               floorMs,
               this.baselineMeasured ? this.tuning.baselineSamples : this.tuning.firstBaselineSamples,
             );
-    return ready ? this.closeWindow(now, floorMs) : false;
+    return ready ? this.closeWindow(now) : false;
   }
 
   setLimit(limit: number, now: number): boolean {
@@ -361,14 +361,16 @@ export class LimitControlLoop implements LimitController {
     return twoTrips < maxWindowMs ? twoTrips : maxWindowMs;
   }
 
-  /** `floorMs`: the floor this window was held to; vegas's no-queue growth is per floor spanned (adr/0090). */
-  private closeWindow(now: number, floorMs: number): boolean {
+  private closeWindow(now: number): boolean {
     const window = this.window;
     const summary = this.summary;
     const baseline = this.baseline;
     const tuning = this.tuning;
     const estimate = this.estimate;
     const latencyDriven = this.algorithm.latencyDriven;
+    // The floor this window was held to: vegas's no-queue growth is per floor spanned (adr/0090).
+    // Computed again here, not passed: a double argument to this call is boxed (adr/0087).
+    const floorMs = this.windowFloorMs();
     window.summarise(now, summary);
     // The window's completion rate (per ms): the overload cut and the drains apply Little's law to it.
     const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;

@@ -7,14 +7,6 @@ import { sharedWhenEqual } from '../core/options';
 import { CONTROL_DEFAULTS } from './control-config';
 import { DEFAULT_TUNING } from './control-tuning';
 
-/** The sample variance (n - 1) from a sum and a sum of squares; 0 below two samples or when rounding makes it negative. */
-function sampleVariance(sum: number, squares: number, n: number): number {
-  if (n < 2) return 0;
-  const mean = sum / n;
-  const variance = (squares - n * mean * mean) / (n - 1);
-  return variance > 0 ? variance : 0;
-}
-
 /** How a `failure` verdict teaches the limiter (adr/0030-failure-verdict.md). */
 export type FailureHandling = 'hold' | 'ignore' | 'overload';
 
@@ -170,7 +162,11 @@ export class SamplingWindow {
 
   /** Sample variance (n - 1); 0 below two samples. */
   latencyLogVariance(): number {
-    return sampleVariance(this.logSum, this.logSquares, this.logCount);
+    const n = this.logCount;
+    if (n < 2) return 0;
+    const mean = this.logSum / n;
+    const variance = (this.logSquares - n * mean * mean) / (n - 1);
+    return variance > 0 ? variance : 0;
   }
 
   /** NaN without samples. */
@@ -197,7 +193,9 @@ export class SamplingWindow {
   latencyCv(): number {
     const n = this.samples;
     if (n < 2 || !(this.latencySum > 0)) return 0;
-    return Math.sqrt(sampleVariance(this.latencySum, this.latencySquares, n)) / (this.latencySum / n);
+    const mean = this.latencySum / n;
+    const variance = (this.latencySquares - n * mean * mean) / (n - 1);
+    return variance > 0 ? Math.sqrt(variance) / mean : 0;
   }
 
   /** Fills the counts; latency and baseline are the loop's. */
