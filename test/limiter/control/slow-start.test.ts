@@ -332,7 +332,7 @@ describe('the slow start: after an idle gap', () => {
       controller.observe({ verdict: 'ok', latencyMs }, controller.limit);
     };
     let at = 0;
-    // 1.5 s at 100 ms, every call finding the limit binding: the reference matures, the limit doubles per round.
+    // 1.5 s at 100 ms, every call finding the limit binding: the reference matures; the limit grows by one a call, at most to twice its round.
     for (; at < 1_500; at += 10) settle(at, 100);
     // Then 300 ms: a round rises and growth holds, waiting for the next round to confirm it.
     for (; at < 1_800; at += 10) settle(at, 300);
