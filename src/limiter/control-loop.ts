@@ -369,7 +369,7 @@ export class LimitControlLoop implements LimitController {
     const estimate = this.estimate;
     const latencyDriven = this.algorithm.latencyDriven;
     // The floor this window was held to: vegas's no-queue growth is per floor spanned (adr/0090).
-    // Computed again here, not passed: a double argument to this call is boxed (adr/0087).
+    // Computed again here, not passed in: adr/0087 keeps doubles off calls V8 may leave out of line.
     const floorMs = this.windowFloorMs();
     window.summarise(now, summary);
     // The window's completion rate (per ms): the overload cut and the drains apply Little's law to it.
