@@ -246,9 +246,9 @@ describe("the overload cut's one-more rule counts only limits used to the full w
     const { controller, open } = steering();
     const at = feedWindows(controller, 1, open + 1, { inflight: 30 });
     expect(controller.snapshot().lastChange).toMatchObject({ from: 34, to: 38, reason: 'no-queue' });
-    // 672 answers measure 32: 32 it is (33 would be one under the 34 the last window held, not used).
-    overloadWindow(controller, at, 671, 30);
-    expect(controller.snapshot().lastChange).toMatchObject({ from: 38, to: 32, reason: 'overload' });
+    // 693 answers measure 33, one under the 34 the last window held without using it: 33 it is.
+    overloadWindow(controller, at, 692, 30);
+    expect(controller.snapshot().lastChange).toMatchObject({ from: 38, to: 33, reason: 'overload' });
   });
 
   it('keeps no full-use mark below a limit that fell under it: a later cut to what it measures (31)', () => {
@@ -263,18 +263,19 @@ describe("the overload cut's one-more rule counts only limits used to the full w
     expect(controller.snapshot().lastChange).toMatchObject({ from: 37, to: 31, reason: 'overload' });
   });
 
-  it('takes no refused window for one used to the full: after a refusal at 50 served, a cut to the 32 measured', () => {
+  it('takes no refused window for one used to the full: after a refusal at 34 in flight, a cut to the 33 measured', () => {
     const { controller, open } = steering();
-    // 1 000 answers in 2 s at 100 ms, 30 in flight, one refusal: 50 served, above the limit, no cut.
+    // 1 000 answers in 2 s at 100 ms, 34 in flight, one refusal: 50 served, above the limit, no cut.
     for (let i = 1; i <= 1_000; i++) {
-      observeAt(controller, { verdict: 'ok', latencyMs: 100 }, open + i * 2, 30);
-      if (i === 500) observeAt(controller, { verdict: 'overload', latencyMs: 1 }, open + i * 2, 30);
+      observeAt(controller, { verdict: 'ok', latencyMs: 100 }, open + i * 2, 34);
+      if (i === 500) observeAt(controller, { verdict: 'overload', latencyMs: 1 }, open + i * 2, 34);
     }
     const at = open + 2_100;
-    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, at, 30);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, at, 34);
     expect(controller.snapshot().lastChange).toMatchObject({ from: 34, to: 34, reason: 'overload' });
-    overloadWindow(controller, at, 671, 30);
-    expect(controller.snapshot().lastChange).toMatchObject({ from: 34, to: 32, reason: 'overload' });
+    // 693 answers measure 33: had the refused window counted as 34 used to the full, the cut would stop at 34.
+    overloadWindow(controller, at, 692, 34);
+    expect(controller.snapshot().lastChange).toMatchObject({ from: 34, to: 33, reason: 'overload' });
   });
 });
 
@@ -454,7 +455,7 @@ describe('after a drain: what the settling and the baseline window count (adr/00
       observeAt(controller, { verdict: 'ok', latencyMs: 100 }, exit, 30);
     }
     const windows = controller.snapshot().windows;
-    // The settling ends at the first (2 s have passed), the baseline window closes at the third (30 s old).
+    // The settling ends at the first (2 s have passed), the baseline window closes at the third (50 s old, past maxWindowMs).
     for (let k = 1; k <= 3; k++) observeAt(controller, { verdict: 'ok', latencyMs: 100 }, exit + 25_000 * k, 1);
     expect(controller.snapshot()).toMatchObject({ slowStart: false, windows: windows + 2 });
   });
@@ -731,9 +732,9 @@ describe('the way back up after a drain that went too deep (adr/0091)', () => {
     }
     const changes: Array<[number, number, string]> = [];
     controller.changes.subscribe(({ from, to, reason }) => changes.push([from, to, reason]));
-    // Its slow start finds nothing to grow into (one call in flight) and ends without a drain.
+    // Its slow start grows once (1 -> 2), then finds nothing to grow into (one call in flight) and ends without a drain.
     for (; controller.snapshot().slowStart; at += 100) observeAt(controller, { verdict: 'ok', latencyMs: 300 }, at, 1);
-    // The upstream slows on to 700 ms: the baseline window measures it (2x the slow start's 300 ms) and holds.
+    // The upstream slows on to 700 ms: the baseline window measures it (over 2x the slow start's 300 ms) and holds.
     for (let k = 0; k < 200; k++, at += 100) observeAt(controller, { verdict: 'ok', latencyMs: 700 }, at, 1);
     expect(controller.snapshot()).toMatchObject({ baselineMs: 700, limit: 2, slowStart: false });
     expect(changes).toEqual([[1, 2, 'slow-start']]);
