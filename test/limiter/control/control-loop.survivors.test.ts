@@ -3,7 +3,7 @@ import { resolveControlConfig, type ControlOptions } from '../../../src/limiter/
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import { type ControlTuning, DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { feed, feedUntilClose, feedWindows, observeAt } from './support/feed';
-import { limitAt, runScripted } from './support/scripted';
+import { knee, limitAt, runScripted } from './support/scripted';
 
 /**
  * Behaviours of the control loop that the scenario tests and the earlier mutation tests pass
@@ -143,7 +143,7 @@ describe('the slow start: rises and what confirms them', () => {
       controller,
       durationMs: 1_500,
       clients: 400,
-      call: ({ inflight }) => ({ latencyMs: 100 * Math.max(1, inflight / 16) }),
+      call: knee,
     });
     expect(changes.every((change) => change.reason === 'slow-start' && change.direction === 'grow')).toBe(true);
     expect(limitAt(changes, 1_500, 1)).toBeGreaterThan(150);
@@ -719,7 +719,7 @@ describe('the way back up after a drain that went too deep (adr/0091)', () => {
       controller,
       durationMs: 10_000,
       clients: 400,
-      call: ({ inflight }) => ({ latencyMs: 100 * Math.max(1, inflight / 16) }),
+      call: knee,
     });
     expect(first.changes.find((change) => change.reason !== 'slow-start')).toMatchObject({ from: 49, reason: 'drain' });
     // Then one call in flight while the upstream slows to 3x: the stale baseline is raised to 300 ms.

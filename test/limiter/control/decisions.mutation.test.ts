@@ -4,7 +4,7 @@ import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import { type ControlTuning, DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import type { LimitChange } from '../../../src/limiter/controller';
 import { feed, feedUntilClose, feedWindows, observeAt } from './support/feed';
-import { limitAt, runScripted } from './support/scripted';
+import { knee, limitAt, runScripted } from './support/scripted';
 
 /**
  * The window close's decisions at their boundaries, and what `observe` returns: cases the
@@ -294,7 +294,7 @@ describe('the slow start: its reference and its algorithms', () => {
       controller,
       durationMs: 10_000,
       clients: 400,
-      call: ({ inflight }) => ({ latencyMs: 100 * Math.max(1, inflight / 16) }),
+      call: knee,
     });
     expect(controller.snapshot()).toMatchObject({ slowStart: false, baselineMs: 100, windows: 10 });
     expect(controller.limit).toBeGreaterThanOrEqual(8);

@@ -10,7 +10,7 @@ import type {
 } from '../../../src/limiter/controller';
 import { feed, feedUntilClose, feedWindows, observeAt } from './support/feed';
 import { runModel } from './support/model';
-import { runScripted } from './support/scripted';
+import { knee, runScripted } from './support/scripted';
 
 /**
  * Every reason the control loop gives for a decision (controller.ts `LimitChangeReason`), each
@@ -104,7 +104,7 @@ const SCENARIOS = {
       controller: recording,
       durationMs: 1_100,
       clients: 400,
-      call: ({ inflight }) => ({ latencyMs: 100 * Math.max(1, inflight / 16) }),
+      call: knee,
     });
     return recording;
   },

@@ -3,7 +3,7 @@ import { resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop, ROUND_SAMPLES, SPREAD_PRIOR } from '../../../src/limiter/control-loop';
 import { type ControlTuning, DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { lognormalMs, mulberry32 } from '../../stats/support/latency-samples';
-import { limitAt, runScripted, type ScriptedCall, type CallStart, type ScriptedRun } from './support/scripted';
+import { knee, limitAt, runScripted, type ScriptedCall, type CallStart, type ScriptedRun } from './support/scripted';
 
 /**
  * The slow start (adr/0045), on the scripted closed loop of support/scripted.ts: 400 callers (or
@@ -24,9 +24,6 @@ function run(
 ): ScriptedRun {
   return runScripted({ controller, durationMs, clients, call });
 }
-
-/** An upstream of 16 servers at 100 ms: processor sharing above 16 calls in flight. */
-const knee = ({ inflight }: CallStart): ScriptedCall => ({ latencyMs: 100 * Math.max(1, inflight / 16) });
 
 describe('the slow start: growth', () => {
   it('carries its provenance-documented constants', () => {

@@ -52,6 +52,9 @@ interface Pending {
   seq: number;
 }
 
+/** An upstream of 16 servers at 100 ms: processor sharing above 16 calls in flight. */
+export const knee = ({ inflight }: CallStart): ScriptedCall => ({ latencyMs: 100 * Math.max(1, inflight / 16) });
+
 export function runScripted(options: ScriptedOptions): ScriptedRun {
   const { controller, durationMs, call } = options;
   const clientsAt = typeof options.clients === 'number' ? () => options.clients as number : options.clients;
