@@ -10,21 +10,28 @@ const TAIL_SKEW_TERM = (TAIL_NOISE_Z * TAIL_NOISE_Z - 1) / 6;
 /**
  * The expected timeout tail (adr/0037): the timeout share a healthy upstream shows anyway (a deadline
  * inside its latency tail) is no saturation evidence. A slow, capped EWMA of it (its first ten windows
- * averaged, adr/0099); only timeouts past it and its noise count as reduce signals. Allocates nothing.
- * A second one learns refusals (adr/0095).
+ * averaged, adr/0099), of counts, not of each window's share: a window weighs by the calls it saw, so
+ * the short windows after a drain (3-6 calls, most with none) do not pull the share to 0 (adr/0108).
+ * Only timeouts past it and its noise count as reduce signals. Allocates nothing. A second one learns
+ * refusals (adr/0095).
  */
 export class TimeoutTail {
   /** The expected timeout share; 0 until a window teaches otherwise. */
   share = 0;
   /** Windows learnt from: the first 1 / TAIL_WEIGHT average, not decay from 0 (an EWMA's warm-up). */
   private windows = 0;
+  /** The EWMAs of a window's (capped) timeouts and of its calls that reached the upstream. */
+  private timeouts = 0;
+  private reached = 0;
 
   /** Only for windows whose latency has not risen: timeouts that come with a queue are not tail. */
   learn(timeouts: number, reached: number): void {
     if (!(reached > 0)) return;
-    const seen = timeouts / reached;
+    const capped = TAIL_CAP * reached;
     const weight = ++this.windows < 1 / TAIL_WEIGHT ? 1 / this.windows : TAIL_WEIGHT;
-    const next = this.share + weight * ((seen < TAIL_CAP ? seen : TAIL_CAP) - this.share);
+    this.timeouts += weight * ((timeouts < capped ? timeouts : capped) - this.timeouts);
+    this.reached += weight * (reached - this.reached);
+    const next = this.timeouts / this.reached;
     this.share = next < TAIL_CAP ? next : TAIL_CAP;
   }
 

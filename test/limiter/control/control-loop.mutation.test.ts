@@ -264,8 +264,9 @@ describe('the control loop: tuning switches the ablation turns off (control-tuni
       reasons[String(timeoutTail)] = seen;
     }
     expect(reasons.false).toEqual(Array(12).fill('timeout'));
-    // Learnt by the fifth window; growth then runs into the app-limited ceiling (2 x 30).
-    expect(reasons.true!.slice(4)).toEqual([...Array(6).fill('no-queue'), 'app-limited', 'app-limited']);
+    // Learnt by the second window (the first weighs its 600 calls, adr/0108); growth then runs into
+    // the app-limited ceiling (2 x 30).
+    expect(reasons.true).toEqual(['timeout', ...Array(6).fill('no-queue'), ...Array(5).fill('app-limited')]);
   });
 
   it('jumpRestart false answers a 3x latency jump with a vegas shrink, not a drain and re-measure', () => {
