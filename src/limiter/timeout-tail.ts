@@ -16,13 +16,17 @@ const TAIL_SKEW_TERM = (TAIL_NOISE_Z * TAIL_NOISE_Z - 1) / 6;
  * refusals (adr/0095).
  */
 export class TimeoutTail {
-  /** The expected timeout share; 0 until a window teaches otherwise. */
-  share = 0;
   /** Windows learnt from: the first 1 / TAIL_WEIGHT average, not decay from 0 (an EWMA's warm-up). */
   private windows = 0;
-  /** The EWMAs of a window's (capped) timeouts and of its calls that reached the upstream. */
+  /** The EWMAs of a window's timeouts, capped at TAIL_CAP of its calls, and of its calls that reached the upstream. */
   private timeouts = 0;
   private reached = 0;
+
+  /** The expected timeout share, their ratio (at most TAIL_CAP); 0 until a window teaches otherwise. */
+  get share(): number {
+    const share = this.reached > 0 ? this.timeouts / this.reached : 0;
+    return share < TAIL_CAP ? share : TAIL_CAP;
+  }
 
   /** Only for windows whose latency has not risen: timeouts that come with a queue are not tail. */
   learn(timeouts: number, reached: number): void {
@@ -31,8 +35,6 @@ export class TimeoutTail {
     const weight = ++this.windows < 1 / TAIL_WEIGHT ? 1 / this.windows : TAIL_WEIGHT;
     this.timeouts += weight * ((timeouts < capped ? timeouts : capped) - this.timeouts);
     this.reached += weight * (reached - this.reached);
-    const next = this.timeouts / this.reached;
-    this.share = next < TAIL_CAP ? next : TAIL_CAP;
   }
 
   /** Timeouts beyond the expected tail and its noise, >= 0. */

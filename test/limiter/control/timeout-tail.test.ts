@@ -50,7 +50,8 @@ describe('the expected timeout tail', () => {
 
   it("counts only the timeouts past the expected count's 99th percentile: at 1% of 600, from the 13th", () => {
     const tail = new TimeoutTail();
-    tail.share = 0.01; // expected 6, allowed 6 + 2.326 sqrt(6) + (2.326^2 - 1) / 6 = 12.44
+    tail.learn(10, 1_000); // 1%: expected 6 of 600, allowed 6 + 2.326 sqrt(6) + (2.326^2 - 1) / 6 = 12.44
+    expect(tail.share).toBe(0.01);
     const allowed = 6 + 2.326 * Math.sqrt(6) + (2.326 * 2.326 - 1) / 6;
     expect(tail.excess(12, 600)).toBe(0);
     expect(tail.excess(13, 600)).toBeCloseTo(13 - allowed, 12); // 0.56
@@ -62,7 +63,8 @@ describe('the expected timeout tail', () => {
     // through 6% at 0.4 expected and 10% at 0.1 (the counts a window of a few dozen answers sees).
     const falseExcess = (expected: number): number => {
       const tail = new TimeoutTail();
-      tail.share = expected / 1_000;
+      tail.learn(expected, 1_000);
+      expect(tail.share).toBeCloseTo(expected / 1_000, 15);
       let chance = 0;
       let p = Math.exp(-expected);
       for (let k = 0; k < 400; k++) {
