@@ -144,7 +144,9 @@ describe('the control loop with a steady 1% of timeouts on a healthy upstream (a
 
   it('still walks the limit to the floor on a steady 10% of timeouts (twice the 5% cap)', () => {
     const { loop, at } = healthy();
-    for (let w = 0; w < 60; w++) tailWindow(loop, at + w * 2_000, 600, 60, 30);
+    // Each window excuses up to 5% of its calls (the cap, per window): the floor by the 45th window.
+    // Uncapped, a window's 10% would be learnt and excused faster, and the floor come after 55.
+    for (let w = 0; w < 50; w++) tailWindow(loop, at + w * 2_000, 600, 60, 30);
     expect(loop.limit).toBe(1);
   });
 
