@@ -177,6 +177,8 @@ export class LimitControlLoop implements LimitController {
   private settlingSince = 0;
   /** The baseline was measured once: later windows need baselineSamples, not firstBaselineSamples (adr/0089). */
   private baselineMeasured = false;
+  /** The slow start ended app-limited (idle, no rise): its no-load pool may join a short baseline window (adr/0109). */
+  private appLimitedExit = false;
   /** What the current slow start's drain window does with the baseline. */
   private pendingBaseline: 'set' | 'offer' = 'set';
   /** The concurrency an overload window showed the upstream serves; growth holds there until `overloadUntil`. */
@@ -428,8 +430,22 @@ export class LimitControlLoop implements LimitController {
       measured = true;
     } else if (clean && this.baselineWindow !== 'none') {
       // The window after a drain measures the no-load latency (adr/0045).
+      // After an app-limited slow start nothing of ours queued: its cohorts are no-load samples too,
+      // if biased a few percent low (a cohort closes before its slowest calls). A window that low
+      // traffic closed under minSamples errs more (7-16 samples read 13-16% low) and takes them,
+      // unless the two differ past the noise: then the upstream changed in between (adr/0109).
+      const n = summary.samples;
+      const count = this.noLoadCount;
+      const noLoadMs = this.noLoadSum / count;
+      const agree = !this.above(meanMs, n, noLoadMs, count) && !this.above(noLoadMs, count, meanMs, n);
+      const pooled = n < this.config.minSamples && this.appLimitedExit && this.steersOnMean && agree ? count : 0;
+      const valueMs = pooled > 0 ? (this.noLoadSum + meanMs * n) / (pooled + n) : statMs;
+      const valueMeanMs = pooled > 0 ? valueMs : meanMs;
+      this.appLimitedExit = false;
       measured =
-        this.baselineWindow === 'set' ? baseline.set(statMs, meanMs) : baseline.offer(statMs, meanMs) !== 'none';
+        this.baselineWindow === 'set'
+          ? baseline.set(valueMs, valueMeanMs)
+          : baseline.offer(valueMs, valueMeanMs) !== 'none';
       measuredBaseline = measured;
       if (measured) this.baselineMeasured = true;
       if (measured && baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) {
@@ -439,8 +455,8 @@ export class LimitControlLoop implements LimitController {
       this.baselineWindow = 'none';
       this.sampleFrom = -Infinity;
       this.signal.reset();
-      this.signal.add(statMs);
-      summary.latencyMs = statMs;
+      this.signal.add(valueMs);
+      summary.latencyMs = valueMs;
     } else {
       // The baseline falls to any lower smoothed latency (Vegas's BaseRTT, a running minimum of a
       // smoothed series; adr/0097); the first clean window sets one no slow start gave (startupGain 0, fixed).
@@ -532,6 +548,7 @@ export class LimitControlLoop implements LimitController {
         }
       } else {
         this.endSlowStart(now);
+        this.appLimitedExit = !queued && !pressured;
         // A reduce signal ends the slow start with a drain too (adr/0092, adr/0093): its cut comes
         // from one short round, and whatever queue an overestimate leaves, the baseline window counts.
         if ((queued || pressured) && tuning.drainOnExit) {
@@ -754,6 +771,7 @@ export class LimitControlLoop implements LimitController {
   private endSlowStart(now: number): void {
     this.slowStart = false;
     this.suspect = false;
+    this.appLimitedExit = false;
     if (!this.algorithm.latencyDriven) return;
     this.baselineWindow = this.tuning.drainOnExit ? this.pendingBaseline : 'offer';
     this.sampleFrom = this.tuning.drainOnExit ? now : -Infinity;
