@@ -45,7 +45,11 @@ export interface ControlOptions {
    * ("maximum 30"). Twice this without calls is idle (adr/0031).
    */
   maxWindowMs?: number;
-  /** Samples that close a window (fewer once it has waited longer, adr/0032). Default 50: failsafe-go. */
+  /**
+   * Samples that close a window (fewer once it has waited longer, adr/0032). Default 50: failsafe-go.
+   * A baseline window that low traffic closes under it, after an app-limited slow start, also
+   * counts that slow start's queue-free samples (adr/0109).
+   */
   minSamples?: number;
   /** Latency quantile of a window. Default 0.9: Envoy's and Uber's p90. */
   quantile?: number;
