@@ -436,8 +436,8 @@ export class LimitControlLoop implements LimitController {
       // unless the two differ past the noise: then the upstream changed in between (adr/0109).
       const n = summary.samples;
       const count = this.noLoadCount;
-      const noLoadMs = this.noLoadSum / count;
-      const agree = !this.above(meanMs, n, noLoadMs, count) && !this.above(noLoadMs, count, meanMs, n);
+      const poolMs = this.noLoadSum / count;
+      const agree = !this.above(meanMs, n, poolMs, count) && !this.above(poolMs, count, meanMs, n);
       const pooled = n < this.config.minSamples && this.appLimitedExit && this.steersOnMean && agree ? count : 0;
       const valueMs = pooled > 0 ? (this.noLoadSum + meanMs * n) / (pooled + n) : statMs;
       const valueMeanMs = pooled > 0 ? valueMs : meanMs;
