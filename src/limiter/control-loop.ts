@@ -441,7 +441,6 @@ export class LimitControlLoop implements LimitController {
       const pooled = n < this.config.minSamples && this.appLimitedExit && this.steersOnMean && agree ? count : 0;
       const valueMs = pooled > 0 ? (this.noLoadSum + meanMs * n) / (pooled + n) : statMs;
       const valueMeanMs = pooled > 0 ? valueMs : meanMs;
-      this.appLimitedExit = false;
       measured =
         this.baselineWindow === 'set'
           ? baseline.set(valueMs, valueMeanMs)
