@@ -91,6 +91,9 @@ export const VARIANTS: readonly Variant[] = [
   off('no mature reference', 'matureReference false: a rise is tested against a reference of any size', {
     matureReference: false,
   }),
+  off('no cohort confirmation', 'cohortConfirm false: a confirmed rise ends the slow start, whatever its cohort', {
+    cohortConfirm: false,
+  }),
   off('no overload hold', 'overloadHoldMs 0: grow again right after an overload cut', { overloadHoldMs: 0 }),
   off('no overload early close', 'overloadCloseShare 1: an overload window waits for its floor', {
     overloadCloseShare: 1,

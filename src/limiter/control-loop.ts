@@ -518,8 +518,11 @@ export class LimitControlLoop implements LimitController {
         latencyDriven &&
         this.roundQueued(window.latencyLogMean(), summary.samples) &&
         (binding || meanMs >= tuning.raiseRatio * this.referenceMs);
-      // A rise ends the slow start when the next round confirms it; a reduce signal at once.
-      const queued = rose && (this.suspect || tuning.confirmRounds === 0);
+      // A rise ends the slow start when the next round confirms it and the suspect round's cohort,
+      // complete now, rose over the pooled cohorts too: the reference pools rounds' completions,
+      // which read low while the limit grows (the slow calls come a round late), and a low
+      // reference sees rises that like-with-like cohorts do not (adr/0110). A reduce signal ends it at once.
+      const queued = rose && ((this.suspect && this.cohortRose()) || tuning.confirmRounds === 0);
       if (rose && !queued) this.suspect = true;
       else if (!rose && clean) this.suspect = false;
       // After startupIdleRounds rounds without growth the slow start has nothing to find (adr/0045).
@@ -692,6 +695,14 @@ export class LimitControlLoop implements LimitController {
     // its error is not averaged out by confirming: it must hold ROUND_SAMPLES first (adr/0106).
     if (this.referenceSamples < ROUND_SAMPLES && this.tuning.matureReference) return false;
     return logMean > referenceLog + Math.log1p(this.noiseBound(samples, this.referenceSamples));
+  }
+
+  /** Whether the last round's cohort rose over the no-load pool past the noise; true without both (adr/0110). */
+  private cohortRose(): boolean {
+    const count = this.cohortCount;
+    const pooled = this.noLoadCount;
+    if (count === 0 || pooled === 0 || !this.tuning.cohortConfirm) return true;
+    return this.above(this.cohortSum / count, count, this.noLoadSum / pooled, pooled);
   }
 
   /** Whether a mean of `n` samples is above a reference mean of `refN` past the noise bound (arithmetic means, Little's). */

@@ -47,6 +47,8 @@ export interface ControlTuning {
   readonly jumpRestart: boolean;
   /** No round is tested for a rise against a reference of fewer than ROUND_SAMPLES samples (adr/0106). */
   readonly matureReference: boolean;
+  /** A rise is confirmed only if the suspect round's cohort, complete a round later, also rose over the pooled cohorts (adr/0110). */
+  readonly cohortConfirm: boolean;
   /** After an overload cut, no growth past the served concurrency for this long (adr/0046). 0 = off. */
   readonly overloadHoldMs: number;
   /** A window with at least this share of `overload` answers closes early (adr/0046). 1 = off. */
@@ -94,6 +96,7 @@ export const DEFAULT_TUNING: ControlTuning = Object.freeze({
   raiseWindows: 5,
   jumpRestart: true,
   matureReference: true,
+  cohortConfirm: true,
   overloadHoldMs: 10_000,
   overloadCloseShare: 0.5,
   noiseZ: 1,

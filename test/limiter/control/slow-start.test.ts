@@ -171,6 +171,30 @@ describe('the slow start: the exit test', () => {
     expect(drainedSeeds({ ...DEFAULT_TUNING, matureReference: false })).toContain(56);
   });
 
+  it("confirms a rise only by the suspect round's cohort too (adr/0110): 1 false exit in 64 seeds against 7", () => {
+    // A healthy, heavier-tailed upstream (median 350 ms, sigma 0.8, no queue) and 12 callers. The
+    // reference pools the rounds' completions, which read low while the limit grows (a growing
+    // round's slow calls finish in the next one); the cohorts do not, so they veto most false exits.
+    const drainedSeeds = (tuning: ControlTuning): number[] => {
+      const drained: number[] = [];
+      for (let seed = 1; seed <= 64; seed++) {
+        const random = mulberry32(seed);
+        const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
+        const { changes } = runScripted({
+          controller,
+          durationMs: 10_000,
+          clients: 12,
+          call: () => ({ latencyMs: lognormalMs(random, 350, 0.8) }),
+        });
+        if (changes.some((change) => change.reason === 'drain')) drained.push(seed);
+      }
+      return drained;
+    };
+    expect(drainedSeeds(DEFAULT_TUNING).length).toBeLessThanOrEqual(1);
+    // The control: without the cohort's vote, 7 of the 64 slow starts end on a rise and drain.
+    expect(drainedSeeds({ ...DEFAULT_TUNING, cohortConfirm: false }).length).toBeGreaterThanOrEqual(6);
+  });
+
   it('tests a round once the reference holds exactly ROUND_SAMPLES samples (7 calls at 80 ms, then 100 ms)', () => {
     const controller = loop();
     const { changes } = run(controller, 750, ({ index }) => ({ latencyMs: index < 7 ? 80 : 100 }));
