@@ -38,7 +38,7 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
     problem:
       'on one seed the start sheds 5.9% of healthy traffic (bound 1%): a slow start that ends early on a noisy round',
     measured:
-      'limiter shed rate while healthy 0.059 (<= 0.01) on 1 of 16 seeds (0.053 before adr/0096). On 128 seeds (k = 0..127) 121 pass (118 before adr/0106, whose mature reference removed three exits at 10-20% shed); the seven left are k = 10 and 78 (5.9% and 10.9%: references of 11 and 14 samples read low because a growing round sees its fastest calls) and five at 1.0-1.7%.',
+      'limiter shed rate while healthy 0.059 (<= 0.01) on 1 of 16 seeds (0.053 before adr/0096). On 128 seeds (k = 0..127) 122 pass (118 before adr/0106, whose mature reference removed three exits at 10-20% shed; 121 before adr/0110, whose cohort vote removed the exit at k = 78, 10.9%); the six left are k = 10 (5.9%: a reference of 11 samples read low because a growing round sees its fastest calls, and the cohort of the suspect round, 500 ms over 10 calls, stood 79% over a cohort pool of 12 at 280 ms, the cohorts censored low too) and five at 1.0-1.7% (on four of them traced, every shed call came in the first 5 s: the slow start from one call cannot admit all of an open loop of 20 calls/s until its limit has grown).',
     sweepPasses: 15,
   },
 };
