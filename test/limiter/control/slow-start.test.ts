@@ -25,6 +25,26 @@ function run(
   return runScripted({ controller, durationMs, clients, call });
 }
 
+/**
+ * Seeds 1-64 of a healthy upstream (lognormal, median 350 ms, no queue at any concurrency) and
+ * `clients` closed-loop callers for 10 s: those whose slow start ended on a rise and drained.
+ */
+function drainedSeeds(tuning: ControlTuning, clients: number, sigma: number): number[] {
+  const drained: number[] = [];
+  for (let seed = 1; seed <= 64; seed++) {
+    const random = mulberry32(seed);
+    const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
+    const { changes } = runScripted({
+      controller,
+      durationMs: 10_000,
+      clients,
+      call: () => ({ latencyMs: lognormalMs(random, 350, sigma) }),
+    });
+    if (changes.some((change) => change.reason === 'drain')) drained.push(seed);
+  }
+  return drained;
+}
+
 describe('the slow start: growth', () => {
   it('carries its provenance-documented constants', () => {
     expect([ROUND_SAMPLES, SPREAD_PRIOR]).toEqual([8, 0.5]);
@@ -150,49 +170,19 @@ describe('the slow start: the exit test', () => {
   it('tests no round against a reference of fewer than ROUND_SAMPLES samples (adr/0106): no false exit on 64 seeds', () => {
     // A healthy upstream (lognormal, median 350 ms, sigma 0.5, no queue) and 8 closed-loop callers:
     // the limit binds up to 8, so rounds hold 1-8 samples. No slow start may end in a drain.
-    const drainedSeeds = (tuning: ControlTuning): number[] => {
-      const drained: number[] = [];
-      for (let seed = 1; seed <= 64; seed++) {
-        const random = mulberry32(seed);
-        const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
-        const { changes } = runScripted({
-          controller,
-          durationMs: 10_000,
-          clients: 8,
-          call: () => ({ latencyMs: lognormalMs(random, 350, 0.5) }),
-        });
-        if (changes.some((change) => change.reason === 'drain')) drained.push(seed);
-      }
-      return drained;
-    };
-    expect(drainedSeeds(DEFAULT_TUNING)).toEqual([]);
+    expect(drainedSeeds(DEFAULT_TUNING, 8, 0.5)).toEqual([]);
     // The control: with rounds tested against references of 2-7 samples, at least seed 56's slow
     // start ends on a rise (a suspect round and its confirmation) and drains.
-    expect(drainedSeeds({ ...DEFAULT_TUNING, matureReference: false })).toContain(56);
+    expect(drainedSeeds({ ...DEFAULT_TUNING, matureReference: false }, 8, 0.5)).toContain(56);
   });
 
   it("confirms a rise only by the suspect round's cohort too (adr/0110): 1 false exit in 64 seeds against 7", () => {
     // A healthy, heavier-tailed upstream (median 350 ms, sigma 0.8, no queue) and 12 callers. The
     // reference pools the rounds' completions, which read low while the limit grows (a growing
-    // round's slow calls finish in the next one); the cohorts do not, so they veto most false exits.
-    const drainedSeeds = (tuning: ControlTuning): number[] => {
-      const drained: number[] = [];
-      for (let seed = 1; seed <= 64; seed++) {
-        const random = mulberry32(seed);
-        const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
-        const { changes } = runScripted({
-          controller,
-          durationMs: 10_000,
-          clients: 12,
-          call: () => ({ latencyMs: lognormalMs(random, 350, 0.8) }),
-        });
-        if (changes.some((change) => change.reason === 'drain')) drained.push(seed);
-      }
-      return drained;
-    };
-    expect(drainedSeeds(DEFAULT_TUNING).length).toBeLessThanOrEqual(1);
+    // round's slow calls finish in the next one); cohorts are censored alike, and veto most false exits.
+    expect(drainedSeeds(DEFAULT_TUNING, 12, 0.8).length).toBeLessThanOrEqual(1);
     // The control: without the cohort's vote, 7 of the 64 slow starts end on a rise and drain.
-    expect(drainedSeeds({ ...DEFAULT_TUNING, cohortConfirm: false }).length).toBeGreaterThanOrEqual(6);
+    expect(drainedSeeds({ ...DEFAULT_TUNING, cohortConfirm: false }, 12, 0.8).length).toBeGreaterThanOrEqual(6);
   });
 
   it('tests a round once the reference holds exactly ROUND_SAMPLES samples (7 calls at 80 ms, then 100 ms)', () => {
