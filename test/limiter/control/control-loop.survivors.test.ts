@@ -3,7 +3,7 @@ import { resolveControlConfig, type ControlOptions } from '../../../src/limiter/
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import { type ControlTuning, DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { feed, feedUntilClose, feedWindows, observeAt } from './support/feed';
-import { knee, limitAt, runScripted } from './support/scripted';
+import { type CallStart, knee, limitAt, runScripted, type ScriptedCall } from './support/scripted';
 
 /**
  * Behaviours of the control loop that the scenario tests and the earlier mutation tests pass
@@ -574,7 +574,7 @@ describe('the offer window after an idle restart (adr/0031)', () => {
 });
 
 describe("the slow start's reference pools the rounds that did not rise (adr/0045)", () => {
-  it('pools rounds within 1/8 under it (94 ms after 100 ms), so 112 ms later is a rise: the slow start ends at 112, not at maxLimit', () => {
+  it('pools rounds within 1/8 under it (94 ms after 100 ms), so 112 ms later is a rise: the slow start ends at a limit of 112, not at maxLimit', () => {
     const controller = loop();
     // 400 callers; calls started before 400 ms take 100 ms, then 94 ms until 800 ms, then 112 ms.
     const { changes } = runScripted({
@@ -584,12 +584,34 @@ describe("the slow start's reference pools the rounds that did not rise (adr/004
       call: ({ now }) => ({ latencyMs: now < 400 ? 100 : now < 800 ? 94 : 112 }),
     });
     // 112 is 19% over the pool of the 94 ms rounds and 12% over 100 ms (under 1/8). The suspect
-    // round's cohort is over the pooled cohorts (100 and 94 ms) by more than 1/8 too (adr/0110).
+    // round's cohort is over the cohorts pooled before it (calls of 100 and 94 ms) by more than 1/8
+    // too (adr/0110).
     expect(changes.find((change) => change.reason !== 'slow-start')).toMatchObject({
       from: 112,
       to: 49,
       reason: 'drain',
       at: 1_206,
+    });
+  });
+
+  it('holds a rise its cohort does not show (108 ms after 94 ms): growth waits, and the slow start ends app-limited at 112 (adr/0110)', () => {
+    // The same upstream with 108 ms from 800 ms: the rounds rise 15% over the 94 ms reference, but
+    // the suspect round's cohort is under 1/8 over the cohorts pooled before it (calls of 100 and
+    // 94 ms), so the confirmation is vetoed, the rise stays suspect, growth is held, and four
+    // rounds without growth end the slow start as app-limited: no drain, the limit kept.
+    const latency = ({ now }: CallStart): ScriptedCall => ({ latencyMs: now < 400 ? 100 : now < 800 ? 94 : 108 });
+    const vetoed = loop();
+    const held = runScripted({ controller: vetoed, durationMs: 3_000, clients: 400, call: latency });
+    expect(held.changes.filter((change) => change.reason !== 'slow-start')).toEqual([]);
+    expect(vetoed.snapshot()).toMatchObject({ slowStart: false, limit: 112 });
+    // The control: without the cohort's vote the confirmed rise drains.
+    const control = loop({}, { cohortConfirm: false });
+    const drained = runScripted({ controller: control, durationMs: 3_000, clients: 400, call: latency });
+    expect(drained.changes.find((change) => change.reason !== 'slow-start')).toMatchObject({
+      from: 112,
+      to: 50,
+      reason: 'drain',
+      at: 1_194,
     });
   });
 });

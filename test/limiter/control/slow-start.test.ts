@@ -176,10 +176,11 @@ describe('the slow start: the exit test', () => {
     expect(drainedSeeds({ ...DEFAULT_TUNING, matureReference: false }, 8, 0.5)).toContain(56);
   });
 
-  it("confirms a rise only by the suspect round's cohort too (adr/0110): 1 false exit in 64 seeds against 7", () => {
+  it("confirms a rise only if the suspect round's cohort rose too (adr/0110): 1 false exit in 64 seeds against 7", () => {
     // A healthy, heavier-tailed upstream (median 350 ms, sigma 0.8, no queue) and 12 callers. The
     // reference pools the rounds' completions, which read low while the limit grows (a growing
-    // round's slow calls finish in the next one); cohorts are censored alike, and veto most false exits.
+    // round's slow calls finish in the next one). The vote compares a cohort with cohorts, each
+    // counted through the round after its own, and vetoes most of these false exits.
     expect(drainedSeeds(DEFAULT_TUNING, 12, 0.8).length).toBeLessThanOrEqual(1);
     // The control: without the cohort's vote, 7 of the 64 slow starts end on a rise and drain.
     expect(drainedSeeds({ ...DEFAULT_TUNING, cohortConfirm: false }, 12, 0.8).length).toBeGreaterThanOrEqual(6);
