@@ -519,9 +519,10 @@ export class LimitControlLoop implements LimitController {
         this.roundQueued(window.latencyLogMean(), summary.samples) &&
         (binding || meanMs >= tuning.raiseRatio * this.referenceMs);
       // A rise ends the slow start when the next round confirms it and the suspect round's cohort,
-      // complete now, rose over the pooled cohorts too: the reference pools rounds' completions,
-      // which read low while the limit grows (the slow calls come a round late), and a low
-      // reference sees rises that like-with-like cohorts do not (adr/0110). A reduce signal ends it at once.
+      // counted through this round, rose over the pooled cohorts too: the reference pools rounds'
+      // completions, which read low while the limit grows (the slow calls come a round late), and
+      // the vote compares cohorts with cohorts (adr/0110). A vetoed rise stays suspect. A reduce
+      // signal ends the slow start at once.
       const queued = rose && ((this.suspect && this.cohortRose()) || tuning.confirmRounds === 0);
       if (rose && !queued) this.suspect = true;
       else if (!rose && clean) this.suspect = false;
@@ -697,11 +698,19 @@ export class LimitControlLoop implements LimitController {
     return logMean > referenceLog + Math.log1p(this.noiseBound(samples, this.referenceSamples));
   }
 
-  /** Whether the last round's cohort rose over the no-load pool past the noise; true without both (adr/0110). */
+  /**
+   * The cohort vote (adr/0110): whether the previous round's cohort, counted through the round
+   * closing now, rose over the no-load pool; true if the vote is off or either is empty.
+   */
   private cohortRose(): boolean {
+    if (!this.tuning.cohortConfirm || this.cohortCount === 0 || this.noLoadCount === 0) return true;
+    return this.cohortAbovePool();
+  }
+
+  /** Whether the cohort's mean is above the no-load pool's past the noise bound (false for an empty pool: NaN). */
+  private cohortAbovePool(): boolean {
     const count = this.cohortCount;
     const pooled = this.noLoadCount;
-    if (count === 0 || pooled === 0 || !this.tuning.cohortConfirm) return true;
     return this.above(this.cohortSum / count, count, this.noLoadSum / pooled, pooled);
   }
 
@@ -736,8 +745,7 @@ export class LimitControlLoop implements LimitController {
     const count = this.cohortCount;
     if (this.cohortClean && count > 0) {
       // An empty pool's NaN mean compares false, so the first cohort joins.
-      const pooled = this.noLoadCount;
-      if (this.tuning.noLoadRiseTest && this.above(this.cohortSum / count, count, this.noLoadSum / pooled, pooled)) {
+      if (this.tuning.noLoadRiseTest && this.cohortAbovePool()) {
         this.noLoadRefused = true;
       } else {
         this.noLoadSum += this.cohortSum;

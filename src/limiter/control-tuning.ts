@@ -47,7 +47,7 @@ export interface ControlTuning {
   readonly jumpRestart: boolean;
   /** No round is tested for a rise against a reference of fewer than ROUND_SAMPLES samples (adr/0106). */
   readonly matureReference: boolean;
-  /** A rise is confirmed only if the suspect round's cohort, complete a round later, also rose over the pooled cohorts (adr/0110). */
+  /** A rise is confirmed only if the suspect round's cohort, counted through the next round, also rose over the pooled cohorts (adr/0110). */
   readonly cohortConfirm: boolean;
   /** After an overload cut, no growth past the served concurrency for this long (adr/0046). 0 = off. */
   readonly overloadHoldMs: number;
