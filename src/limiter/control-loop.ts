@@ -437,10 +437,15 @@ export class LimitControlLoop implements LimitController {
       const n = summary.samples;
       const count = this.noLoadCount;
       const poolMs = this.noLoadSum / count;
-      const agree = !this.above(meanMs, n, poolMs, count) && !this.above(poolMs, count, meanMs, n);
-      const pooled = n < this.config.minSamples && this.appLimitedExit && this.steersOnMean && agree ? count : 0;
-      const valueMs = pooled > 0 ? (this.noLoadSum + meanMs * n) / (pooled + n) : statMs;
-      const valueMeanMs = pooled > 0 ? valueMs : meanMs;
+      const pool =
+        n < this.config.minSamples &&
+        this.appLimitedExit &&
+        this.steersOnMean &&
+        count > 0 &&
+        !this.above(meanMs, n, poolMs, count) &&
+        !this.above(poolMs, count, meanMs, n);
+      const valueMs = pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
+      const valueMeanMs = pool ? valueMs : meanMs;
       measured =
         this.baselineWindow === 'set'
           ? baseline.set(valueMs, valueMeanMs)
