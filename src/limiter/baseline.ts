@@ -33,14 +33,9 @@ export class Baseline {
 
   /** Sets or lowers the baseline from a clean window. */
   offer(latencyMs: number, meanMs: number): BaselineUpdate {
-    if (!(latencyMs >= 0) || latencyMs === Infinity) return 'none';
-    if (this.valueMs !== this.valueMs) {
-      this.take(latencyMs, meanMs);
-      return 'set';
-    }
-    if (!(latencyMs < this.valueMs)) return 'none';
-    this.take(latencyMs, meanMs);
-    return 'fall';
+    const unset = this.valueMs !== this.valueMs;
+    if (!(unset || latencyMs < this.valueMs) || !this.set(latencyMs, meanMs)) return 'none';
+    return unset ? 'set' : 'fall';
   }
 
   /** Lowers the baseline to a lower smoothed latency; its mean falls by the same factor (adr/0097, adr/0101). */

@@ -1,19 +1,11 @@
-import {
-  choiceOption,
-  functionOption,
-  numberOption,
-  optionsObject,
-  orderedOptions,
-  requireNumber,
-  type NumberRule,
-} from '../core/options';
+import { choiceOption, functionOption, numberOption, optionsObject, orderedOptions } from '../core/options';
+import type { NumberRule } from '../core/options';
 import type { AlgorithmName } from './controller';
-import type { FailureHandling } from './window';
-
-export type { FailureHandling } from './window';
 
 /** A Vegas band bound: requests queued at the upstream, as a function of the current limit. */
 export type BandFunction = (limit: number) => number;
+/** How a `failure` verdict teaches the limiter (adr/0030-failure-verdict.md). */
+export type FailureHandling = 'hold' | 'ignore' | 'overload';
 
 /** The control loop's options: how the limit is found. Every default's provenance: docs/tuning.md. */
 export interface ControlOptions {
@@ -136,13 +128,9 @@ export const CONTROL_DEFAULTS = Object.freeze({
 export const IDLE_WINDOWS = 2;
 
 const integerAtLeastOne: NumberRule = { min: 1, integer: true };
-const milliseconds: NumberRule = { min: 0 };
-
-/** A number strictly between 0 and 1, with the shared message format. */
-function openUnitOption(owner: string, name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  return requireNumber(owner, name, value, { above: 0, below: 1 });
-}
+const msRule: NumberRule = { min: 0 };
+const openUnit: NumberRule = { above: 0, below: 1 };
+const sampleCount: NumberRule = { min: 1, max: 1_000_000, integer: true };
 
 /**
  * Validates the options once, at construction; unknown keys (admission's) are left alone. A default
@@ -165,31 +153,15 @@ export function resolveControlConfig(options: unknown, owner = 'limiter'): Contr
   orderedOptions(owner, 'minLimit', minLimit, 'initialLimit', initialLimit);
   orderedOptions(owner, 'initialLimit', initialLimit, 'maxLimit', maxLimit);
 
-  const updateIntervalMs = numberOption(
-    owner,
-    'updateIntervalMs',
-    o.updateIntervalMs,
-    d.updateIntervalMs,
-    milliseconds,
-  );
-  const minWindowMs = numberOption(owner, 'minWindowMs', o.minWindowMs, d.minWindowMs, milliseconds);
-  const maxWindowMs = numberOption(
-    owner,
-    'maxWindowMs',
-    o.maxWindowMs,
-    Math.max(d.maxWindowMs, minWindowMs),
-    milliseconds,
-  );
+  const updateIntervalMs = numberOption(owner, 'updateIntervalMs', o.updateIntervalMs, d.updateIntervalMs, msRule);
+  const minWindowMs = numberOption(owner, 'minWindowMs', o.minWindowMs, d.minWindowMs, msRule);
+  const maxWindowMs = numberOption(owner, 'maxWindowMs', o.maxWindowMs, Math.max(d.maxWindowMs, minWindowMs), msRule);
   orderedOptions(owner, 'minWindowMs', minWindowMs, 'maxWindowMs', maxWindowMs);
-  const minSamples = numberOption(owner, 'minSamples', o.minSamples, d.minSamples, {
-    min: 1,
-    max: 1_000_000,
-    integer: true,
-  });
-  const quantile = openUnitOption(owner, 'quantile', o.quantile, d.quantile);
+  const minSamples = numberOption(owner, 'minSamples', o.minSamples, d.minSamples, sampleCount);
+  const quantile = numberOption(owner, 'quantile', o.quantile, d.quantile, openUnit);
   const smoothing = numberOption(owner, 'smoothing', o.smoothing, d.smoothing, { above: 0, max: 1 });
   const rttTolerance = numberOption(owner, 'rttTolerance', o.rttTolerance, d.rttTolerance, { min: 1 });
-  const backoffRatio = openUnitOption(owner, 'backoffRatio', o.backoffRatio, d.backoffRatio);
+  const backoffRatio = numberOption(owner, 'backoffRatio', o.backoffRatio, d.backoffRatio, openUnit);
   const alpha = functionOption<BandFunction>(owner, 'alpha', o.alpha) ?? d.alpha;
   const beta = functionOption<BandFunction>(owner, 'beta', o.beta) ?? d.beta;
   const failure = choiceOption<FailureHandling>(owner, 'failure', o.failure, d.failure, FAILURE_HANDLINGS);

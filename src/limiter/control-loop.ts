@@ -1,26 +1,14 @@
 import { EventChannel } from '../core/events';
 import type { Observation } from '../core/observation';
-import {
-  backoffFor,
-  QUANTILE_SE_FACTOR,
-  type Decision,
-  type LimitAlgorithm,
-  type WindowSummary,
-} from './algorithms/algorithm';
+import { backoffFor, QUANTILE_SE_FACTOR } from './algorithms/algorithm';
+import type { Decision, LimitAlgorithm, WindowSummary } from './algorithms/algorithm';
 import { createAimd } from './algorithms/aimd';
 import { createFixed } from './algorithms/fixed';
 import { createGradient2 } from './algorithms/gradient2';
 import { createVegas } from './algorithms/vegas';
 import { Baseline } from './baseline';
-import {
-  ALPHA_POWER,
-  ALPHA_SCALE,
-  BETA_RATIO,
-  bandOf,
-  defaultAlpha,
-  defaultBeta,
-  type ControlConfig,
-} from './control-config';
+import { ALPHA_POWER, ALPHA_SCALE, BETA_RATIO, bandOf, defaultAlpha, defaultBeta } from './control-config';
+import type { ControlConfig } from './control-config';
 import { type ControlTuning, DEFAULT_TUNING } from './control-tuning';
 import type { LimitChange, LimitChangeReason, LimitController, LimitControllerSnapshot } from './controller';
 import { TimeoutTail } from './timeout-tail';
@@ -48,11 +36,9 @@ function createAlgorithm(config: ControlConfig, tuning: ControlTuning): LimitAlg
         ? { alpha: defaultAlpha, beta: defaultBeta }
         : bandOf(tuning.alphaPower, tuning.betaRatio, tuning.alphaScale);
       return createVegas({
+        ...tuning,
         alpha: config.alpha === defaultAlpha ? band.alpha : config.alpha,
         beta: config.beta === defaultBeta ? band.beta : config.beta,
-        excessQueueGain: tuning.excessQueueGain,
-        noQueueJump: tuning.noQueueJump,
-        stepCap: tuning.stepCap,
       });
     }
     case 'gradient2':
@@ -92,7 +78,7 @@ export class LimitControlLoop implements LimitController {
   /** vegas steers by the window mean, gradient2 by the window quantile (adr/0048). */
   private readonly steersOnMean: boolean;
   private readonly window: SamplingWindow;
-  private readonly signal: LatencySignal;
+  private readonly signal = new LatencySignal();
   private readonly baseline: Baseline;
   /** The timeout share a healthy upstream shows anyway (adr/0037); latency-driven algorithms only. */
   private readonly tail = new TimeoutTail();
@@ -116,11 +102,7 @@ export class LimitControlLoop implements LimitController {
   /** The clock at the settle being observed, set by the caller: no double crosses a call (adr/0087). */
   settledAt = 0;
   /** The observation a mark feeds through `observe` (reused: a mark allocates nothing). */
-  private readonly markObservation: { verdict: 'ok'; latencyMs: number; durationMs: number } = {
-    verdict: 'ok',
-    latencyMs: 0,
-    durationMs: 0,
-  };
+  private readonly markObservation = { verdict: 'ok' as const, latencyMs: 0, durationMs: 0 };
   /** True during a slow start (adr/0045). */
   private slowStart: boolean;
   /** A round rose; the next confirms it (RFC 9406's conservative slow start, one round). */
@@ -136,20 +118,14 @@ export class LimitControlLoop implements LimitController {
   private idleRounds = 0;
   /** The limit the current slow-start round began with: growth stops at twice it. */
   private roundLimit: number;
-  /**
-   * The slow start's reference (adr/0045): the pooled mean of its rounds that did not rise; and the
-   * within-round spread the noise bound uses (not inflated by a level that moves between rounds).
-   */
+  /** The slow start's reference (adr/0045): the pooled mean, and mean log, of its rounds that did not rise. */
   private referenceMs = Number.NaN;
   private referenceLog = Number.NaN;
   private referenceSamples = 0;
-  /**
-   * The same rounds by cohort (the calls a round admitted, counted through the next round): a
-   * round's own completions run low while the limit grows; a cohort's mean is the no-load latency
-   * the drain and the settling use (adr/0045). A cohort above the pool past the noise is left out,
-   * and its refusal lets a pool of fewer than ROUND_SAMPLES stand: other clients' slow starts
-   * raise the latency from our second round on (adr/0096).
-   */
+  // Cohorts: the calls a round admitted, counted through the next round (a round's own completions run low while
+  // the limit grows). Their mean is the no-load latency of the drain and the settling (adr/0045); a cohort above the
+  // pool past the noise stays out, and its refusal lets a pool under ROUND_SAMPLES stand (other clients' slow starts
+  // raise the latency from our second round on; adr/0096).
   private roundStartedAt = 0;
   private lastRoundStartedAt = 0;
   private cohortSum = 0;
@@ -160,6 +136,7 @@ export class LimitControlLoop implements LimitController {
   private noLoadSum = 0;
   private noLoadCount = 0;
   private noLoadRefused = false;
+  /** The noise bound's log spread, pooled within rounds (a level moving between rounds would inflate it). */
   private spreadWeight = 0;
   private spreadSquares = 0;
   /** After a drain, calls admitted from `sampleFrom` measure the baseline: 'set' it, or 'offer' (only lowers). */
@@ -211,7 +188,6 @@ export class LimitControlLoop implements LimitController {
     this.slowStart = config.algorithm !== 'fixed' && tuning.startupGain > 0;
     this.roundLimit = config.initialLimit;
     this.window = new SamplingWindow({ ...config, overloadCloseShare: tuning.overloadCloseShare });
-    this.signal = new LatencySignal();
     this.baseline = new Baseline(tuning);
   }
 
@@ -223,10 +199,8 @@ export class LimitControlLoop implements LimitController {
     return this.observeInFull(mark, inflight, false);
   }
 
-  /**
-   * The per-call path, at `settledAt`, small enough for V8 to inline into the settle (adr/0087).
-   * Marked calls, idle gaps and the windows after a drain take the full path.
-   */
+  // The per-call path, at `settledAt`, small enough for V8 to inline into the settle (adr/0087).
+  // Marked calls, idle gaps and the windows after a drain take the full path.
   observe(observation: Observation, inflight: number, marked = false): boolean {
     const now = this.settledAt;
     const latencyMs = observation.latencyMs;
@@ -252,10 +226,8 @@ export class LimitControlLoop implements LimitController {
     return this.check() || changed;
   }
 
-  /**
-   * A sample of a slow start or a settling: its log (not a stale one's), its round's cohort, and
-   * slow-start growth per binding sample, at most twice the round's limit (adr/0045).
-   */
+  // A sample of a slow start or a settling: its log (not a stale one's), its round's cohort, and
+  // slow-start growth per binding sample, at most twice the round's limit (adr/0045).
   private roundSample(observation: Observation, inflight: number): boolean {
     const now = this.settledAt;
     const latencyMs = observation.latencyMs;
@@ -317,16 +289,11 @@ export class LimitControlLoop implements LimitController {
     const floorMs = this.windowFloorMs();
     // A slow-start round and the settling after a drain last one round trip; the baseline window
     // waits for firstBaselineSamples, then baselineSamples (adr/0089); any other, its floor.
+    const baselineSamples = this.baselineMeasured ? this.tuning.baselineSamples : this.tuning.firstBaselineSamples;
     const ready =
       this.slowStart || this.settling > 0
         ? window.roundTrip || window.ready(now, floorMs)
-        : this.baselineWindow === 'none'
-          ? window.ready(now, floorMs)
-          : window.ready(
-              now,
-              floorMs,
-              this.baselineMeasured ? this.tuning.baselineSamples : this.tuning.firstBaselineSamples,
-            );
+        : window.ready(now, floorMs, this.baselineWindow === 'none' ? undefined : baselineSamples);
     return ready ? this.closeWindow(now) : false;
   }
 
@@ -378,8 +345,7 @@ export class LimitControlLoop implements LimitController {
     const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
     const spans = summary.durationMs / floorMs;
     summary.floorSpans = tuning.noQueueGrowthPerFloor && spans > 1 ? spans : 1;
-    // `statMs`: the window mean for vegas (Little's law counts queues in means, adr/0048), the
-    // window quantile for gradient2 (spec §5.2).
+    // `statMs`: the window mean for vegas (Little's law counts queues in means, adr/0048), the quantile for gradient2.
     let statMs = Number.NaN;
     let meanMs = Number.NaN;
     summary.quantileNoise = 0;
@@ -398,7 +364,8 @@ export class LimitControlLoop implements LimitController {
     if (latencyDriven && tuning.refusalTail) summary.overloads = this.refusalTail.excess(overloads, summary.reached);
 
     const failureDominated = summary.failures > 0 && summary.failures >= FAILURE_GROWTH_VETO * summary.reached;
-    const clean = summary.samples > 0 && summary.overloads === 0 && summary.timeouts === 0 && !failureDominated;
+    const unrefused = summary.samples > 0 && summary.overloads === 0 && !failureDominated;
+    const clean = unrefused && summary.timeouts === 0;
     const slowStart = this.slowStart;
     let measured = false;
     let measuredBaseline = false;
@@ -429,27 +396,19 @@ export class LimitControlLoop implements LimitController {
       summary.latencyMs = Number.NaN;
       measured = true;
     } else if (clean && this.baselineWindow !== 'none') {
-      // The window after a drain measures the no-load latency (adr/0045).
-      // After an app-limited slow start nothing of ours queued: its cohorts are no-load samples too,
-      // if biased a few percent low (a cohort closes before its slowest calls). A window that low
-      // traffic closed under minSamples errs more (7-16 samples read 13-16% low) and takes them,
-      // unless the two differ past the noise: then the upstream changed in between (adr/0109).
+      // The window after a drain measures the no-load latency (adr/0045). After an app-limited slow start its cohorts
+      // are no-load samples too, if a few percent low (a cohort closes before its slowest calls): a window low traffic
+      // closed under minSamples errs more and pools them, unless the two differ past the noise (the upstream changed
+      // in between; adr/0109).
       const n = summary.samples;
       const count = this.noLoadCount;
       const poolMs = this.noLoadSum / count;
-      const pool =
-        n < this.config.minSamples &&
-        this.appLimitedExit &&
-        this.steersOnMean &&
-        count > 0 &&
-        !this.above(meanMs, n, poolMs, count) &&
-        !this.above(poolMs, count, meanMs, n);
+      const short = n < this.config.minSamples && this.appLimitedExit && this.steersOnMean && count > 0;
+      const pool = short && !this.above(meanMs, n, poolMs, count) && !this.above(poolMs, count, meanMs, n);
       const valueMs = pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
       const valueMeanMs = pool ? valueMs : meanMs;
-      measured =
-        this.baselineWindow === 'set'
-          ? baseline.set(valueMs, valueMeanMs)
-          : baseline.offer(valueMs, valueMeanMs) !== 'none';
+      const set = this.baselineWindow === 'set';
+      measured = set ? baseline.set(valueMs, valueMeanMs) : baseline.offer(valueMs, valueMeanMs) !== 'none';
       measuredBaseline = measured;
       if (measured) this.baselineMeasured = true;
       if (measured && baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) {
@@ -477,9 +436,8 @@ export class LimitControlLoop implements LimitController {
     let reason = decision.reason;
 
     // Reduce signals take precedence over latency (DESIGN.md §3): a window that has any never grows.
-    let pressured = false;
-    if (latencyDriven && (summary.overloads > 0 || summary.timeouts > 0)) {
-      pressured = true;
+    const pressured = latencyDriven && (summary.overloads > 0 || summary.timeouts > 0);
+    if (pressured) {
       if (next > estimate) next = estimate;
       if (summary.overloads > 0) {
         // Cut to the concurrency served (adr/0046): completion rate x no-load latency (Little's
@@ -523,11 +481,10 @@ export class LimitControlLoop implements LimitController {
         latencyDriven &&
         this.roundQueued(window.latencyLogMean(), summary.samples) &&
         (binding || meanMs >= tuning.raiseRatio * this.referenceMs);
-      // A rise ends the slow start when the next round confirms it and the suspect round's cohort,
-      // counted through this round, rose over the pooled cohorts too: the reference pools rounds'
-      // completions, which read low while the limit grows (the slow calls come a round late), and
-      // the vote compares cohorts with cohorts (adr/0110). A vetoed rise stays suspect. A reduce
-      // signal ends the slow start at once.
+      // A rise ends the slow start when the next round confirms it and the suspect round's cohort rose over the
+      // pooled cohorts too: rounds' own completions read low while the limit grows (the slow calls come a round
+      // late), so the vote compares cohorts with cohorts (adr/0110). A vetoed rise stays suspect. A reduce signal
+      // ends the slow start at once.
       const queued = rose && ((this.suspect && this.cohortRose()) || tuning.confirmRounds === 0);
       if (rose && !queued) this.suspect = true;
       else if (!rose && clean) this.suspect = false;
@@ -576,9 +533,8 @@ export class LimitControlLoop implements LimitController {
       if (!pressured) {
         next = estimate;
         reason = 'warming-up';
-        // A slower upstream means the drain went too deep: back to the share slowerGain of exit rate
-        // x the new latency. Otherwise Vegas grows from the drained limit (jumping back at once would
-        // load an upstream others are still measuring).
+        // A slower upstream means the drain went too deep: back to slowerGain x exit rate x the new latency.
+        // Otherwise Vegas grows from the drained limit (at once, it would load an upstream others still measure).
         const target = slowerGain * this.exitRate * (slowerMs + this.exitAfterMarkMs);
         if (target > estimate) {
           next = target < this.exitLimit ? target : this.exitLimit;
@@ -586,15 +542,7 @@ export class LimitControlLoop implements LimitController {
         }
       }
       if (measuredBaseline) this.exitRate = 0;
-    } else if (
-      latencyDriven &&
-      summary.samples > 0 &&
-      summary.overloads === 0 &&
-      !failureDominated &&
-      tuning.jumpRestart &&
-      this.jumped(statMs, estimate) &&
-      statMs >= tuning.raiseRatio * baseline.valueMs
-    ) {
+    } else if (latencyDriven && unrefused && tuning.jumpRestart && this.jumped(statMs, estimate)) {
       // A raiseRatio-fold jump at a limit that did not grow: the upstream changed, or demand rose
       // past its capacity. Drain and measure the baseline anew (adr/0047).
       const drained = this.drainTarget(rate, baseline.meanMs, estimate);
@@ -666,11 +614,8 @@ export class LimitControlLoop implements LimitController {
     return this.apply(this.clamp(next), reason, now, tuning.dither && !measuring);
   }
 
-  /**
-   * A drain's target (BBR's Drain): drainGain x the completion rate x (the no-load mean + the hold
-   * after a mark), half the concurrency served at no load (Little's law). Keeps the exit for the
-   * baseline window's restore.
-   */
+  // A drain's target (BBR's Drain; Little's law): drainGain x completion rate x (no-load mean + hold after a mark).
+  // Keeps the exit for the baseline window's restore.
   private drainTarget(rate: number, noLoadMs: number, estimate: number): number {
     const afterMarkMs = this.window.afterMarkMeanMs();
     this.exitRate = rate;
@@ -679,13 +624,12 @@ export class LimitControlLoop implements LimitController {
     return rate * (noLoadMs + afterMarkMs) * this.tuning.drainGain;
   }
 
-  /**
-   * A raiseRatio-fold rise at a limit that did not grow, over the last window or the one before it:
-   * a change inside a window spreads its rise over two (adr/0103). If the limit grew in between,
-   * the rise must also exceed what that growth can queue: a window at most doubles the limit.
-   */
+  // A raiseRatio-fold rise over the baseline and, at a limit that did not grow, over the last window or the one
+  // before it (a change inside a window spreads its rise over two, adr/0103). If the limit grew in between, the
+  // rise must also exceed what that growth can queue: a window at most doubles the limit.
   private jumped(statMs: number, estimate: number): boolean {
     const ratio = this.tuning.raiseRatio;
+    if (!(statMs >= ratio * this.baseline.valueMs)) return false;
     const last = this.lastWindowLimit;
     if (this.lastWindowMs > 0 && statMs >= ratio * this.lastWindowMs && estimate <= last) return true;
     const prior = this.priorWindowLimit;
@@ -703,10 +647,7 @@ export class LimitControlLoop implements LimitController {
     return logMean > referenceLog + Math.log1p(this.noiseBound(samples, this.referenceSamples));
   }
 
-  /**
-   * The cohort vote (adr/0110): whether the previous round's cohort, counted through the round
-   * closing now, rose over the no-load pool; true if the vote is off or either is empty.
-   */
+  /** The cohort vote (adr/0110): the last round's cohort rose over the no-load pool; true if off or either empty. */
   private cohortRose(): boolean {
     if (!this.tuning.cohortConfirm || this.cohortCount === 0 || this.noLoadCount === 0) return true;
     return this.cohortAbovePool();
@@ -724,11 +665,8 @@ export class LimitControlLoop implements LimitController {
     return meanMs > referenceMs * (1 + this.noiseBound(n, refN));
   }
 
-  /**
-   * The relative rise chance explains between means over `a` and `b` samples: startupNoiseZ
-   * standard errors of their log difference (logs: a heavy tail is not a queue), at least
-   * startupThreshold.
-   */
+  // The relative rise chance explains between means over `a` and `b` samples: startupNoiseZ standard errors of
+  // their log difference (logs: a heavy tail is not a queue), at least startupThreshold.
   private noiseBound(a: number, b: number): number {
     const sd = this.spreadWeight >= ROUND_SAMPLES ? Math.sqrt(this.spreadSquares / this.spreadWeight) : SPREAD_PRIOR;
     const tuning = this.tuning;
@@ -736,10 +674,8 @@ export class LimitControlLoop implements LimitController {
     return noise > tuning.startupThreshold ? noise : tuning.startupThreshold;
   }
 
-  /**
-   * The slow start's no-load mean: its queue-free cohorts, or the rounds' own (low) mean while the
-   * pool holds fewer than ROUND_SAMPLES and none was refused (a refusal needs a pool).
-   */
+  // The slow start's no-load mean: its queue-free cohorts, or the rounds' own (low) mean while the pool holds
+  // fewer than ROUND_SAMPLES and none was refused (a refusal needs a pool).
   private noLoadMs(): number {
     const count = this.noLoadCount;
     return count >= ROUND_SAMPLES || this.noLoadRefused ? this.noLoadSum / count : this.referenceMs;
@@ -760,8 +696,7 @@ export class LimitControlLoop implements LimitController {
     this.cohortSum = this.liveSum;
     this.cohortCount = this.liveCount;
     this.cohortClean = clean;
-    this.liveSum = 0;
-    this.liveCount = 0;
+    this.liveSum = this.liveCount = 0;
     this.lastRoundStartedAt = this.roundStartedAt;
     this.roundStartedAt = now;
   }
@@ -772,29 +707,17 @@ export class LimitControlLoop implements LimitController {
     this.slowStart = true;
     // A rise the last slow start held growth for is not this one's (an idle gap can cut one short).
     this.suspect = false;
-    this.idleRounds = 0;
     this.roundLimit = this.estimate;
-    this.referenceMs = Number.NaN;
-    this.referenceLog = Number.NaN;
-    this.referenceSamples = 0;
-    this.noLoadSum = 0;
-    this.noLoadCount = 0;
-    this.noLoadRefused = false;
-    this.cohortSum = 0;
-    this.cohortCount = 0;
-    this.cohortClean = false;
-    this.liveSum = 0;
-    this.liveCount = 0;
-    this.spreadWeight = 0;
-    this.spreadSquares = 0;
+    this.referenceMs = this.referenceLog = Number.NaN;
+    this.idleRounds = this.referenceSamples = this.noLoadSum = this.noLoadCount = this.cohortSum = this.cohortCount = 0;
+    this.liveSum = this.liveCount = this.spreadWeight = this.spreadSquares = 0;
+    this.noLoadRefused = this.cohortClean = false;
     this.pendingBaseline = mode;
   }
 
   /** Ends the slow start: the next clean window, with calls admitted from now on, measures the baseline. */
   private endSlowStart(now: number): void {
-    this.slowStart = false;
-    this.suspect = false;
-    this.appLimitedExit = false;
+    this.slowStart = this.suspect = this.appLimitedExit = false;
     if (!this.algorithm.latencyDriven) return;
     this.baselineWindow = this.tuning.drainOnExit ? this.pendingBaseline : 'offer';
     this.sampleFrom = this.tuning.drainOnExit ? now : -Infinity;
@@ -803,10 +726,8 @@ export class LimitControlLoop implements LimitController {
     this.settlingSince = now;
   }
 
-  /**
-   * The idle rule (adr/0031): after idleAfterMs without a lesson, drop the stale window and
-   * smoothing and slow-start from the current limit (RFC 5681 §4.1); the baseline is kept.
-   */
+  // The idle rule (adr/0031): after idleAfterMs without a lesson, drop the stale window and smoothing and
+  // slow-start from the current limit (RFC 5681 §4.1); the baseline is kept.
   private restartAfterIdle(now: number): void {
     // The gap is accounted for once, even if the settle that ended it teaches nothing.
     this.lastLearnedAt = now;
@@ -823,10 +744,8 @@ export class LimitControlLoop implements LimitController {
     return estimate;
   }
 
-  /**
-   * Sets the estimate and the admitted limit. At a window close (`dither`) the estimate is rounded
-   * by error diffusion, so the admitted limit averages it (floored, 1.9 and 2.1 would admit 1 and 2).
-   */
+  // Sets the estimate and the admitted limit. At a window close (`dither`) the estimate is rounded by error
+  // diffusion, so the admitted limit averages it (floored, 1.9 and 2.1 would admit 1 and 2).
   private apply(next: number, reason: LimitChangeReason, now: number, dither = false): boolean {
     const from = this.limit;
     let to = Math.floor(next);

@@ -2,12 +2,6 @@
 export { limiter, Limiter, type LimiterOptions, type LimiterSnapshot, type QueueingOptions } from './limiter';
 export type { QueueingConfig, AdmissionCounters } from './admission';
 export type { QueueOrder } from './wait-queue';
-export {
-  CONTROL_DEFAULTS,
-  defaultAlpha,
-  defaultBeta,
-  type BandFunction,
-  type ControlOptions,
-  type FailureHandling,
-} from './control-config';
+export { CONTROL_DEFAULTS, defaultAlpha, defaultBeta } from './control-config';
+export type { BandFunction, ControlOptions, FailureHandling } from './control-config';
 export type { AlgorithmName, LimitChange, LimitChangeReason, LimitControllerSnapshot } from './controller';

@@ -70,14 +70,9 @@ export interface LimiterSnapshot extends LimitControllerSnapshot, AdmissionCount
 // The spec's queue shape (§6, §7) with failsafe-go's numbers, on running plus waiting (adr/0008); LIFO is ours
 // (adr/0040). Default objects are frozen and shared by every limiter whose options equal them (ADR-0029, ADR-0086):
 // the control config saves a key about 0.3 KB (16 fields and their number boxes).
-const DEFAULT_INITIAL_FACTOR = 2;
-const DEFAULT_MAX_FACTOR = 3;
 const DEFAULT_QUEUE_ORDER: QueueOrder = 'lifo';
 const QUEUE_ORDERS: readonly QueueOrder[] = ['fifo', 'lifo'];
-const DEFAULT_QUEUEING: QueueingConfig = Object.freeze({
-  initialFactor: DEFAULT_INITIAL_FACTOR,
-  maxFactor: DEFAULT_MAX_FACTOR,
-});
+const DEFAULT_QUEUEING: QueueingConfig = Object.freeze({ initialFactor: 2, maxFactor: 3 });
 const DEFAULT_CONTROL_CONFIG: ControlConfig = /* @__PURE__ */ resolveControlConfig(undefined, 'limiter');
 
 /** Every option `limiter()` accepts: the control loop's and admission's. */
@@ -116,13 +111,7 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
       );
     const clock = resolveClock(o.clock, 'limiter');
     const queueing = resolveQueueing(o.queueing);
-    const queueOrder = choiceOption<QueueOrder>(
-      'limiter',
-      'queueOrder',
-      o.queueOrder,
-      DEFAULT_QUEUE_ORDER,
-      QUEUE_ORDERS,
-    );
+    const queueOrder = choiceOption('limiter', 'queueOrder', o.queueOrder, DEFAULT_QUEUE_ORDER, QUEUE_ORDERS);
     const random = functionOption<() => number>('limiter', 'random', o.random) ?? Math.random;
     const classify = functionOption<Classifier>('limiter', 'classify', o.classify);
     super({ clock, controller, queueing, queueOrder, random });
@@ -221,16 +210,10 @@ function resolveQueueing(value: unknown): QueueingConfig | undefined {
   }
   const q = value as QueueingOptions;
   knownOptions('limiter', q, ['initialFactor', 'maxFactor'], 'queueing.');
-  const initialFactor = numberOption('limiter', 'queueing.initialFactor', q.initialFactor, DEFAULT_INITIAL_FACTOR, {
-    min: 1,
-  });
-  const maxFactor = numberOption(
-    'limiter',
-    'queueing.maxFactor',
-    q.maxFactor,
-    Math.max(DEFAULT_MAX_FACTOR, initialFactor + 1),
-    { min: 1 },
-  );
+  const d = DEFAULT_QUEUEING;
+  const initialFactor = numberOption('limiter', 'queueing.initialFactor', q.initialFactor, d.initialFactor, { min: 1 });
+  const maxDefault = Math.max(d.maxFactor, initialFactor + 1);
+  const maxFactor = numberOption('limiter', 'queueing.maxFactor', q.maxFactor, maxDefault, { min: 1 });
   orderedOptions('limiter', 'queueing.initialFactor', initialFactor, 'queueing.maxFactor', maxFactor);
   return sharedWhenEqual(Object.freeze({ initialFactor, maxFactor }), DEFAULT_QUEUEING);
 }

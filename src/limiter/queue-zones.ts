@@ -9,16 +9,11 @@ export interface QueueingConfig {
 }
 
 /** Shed a call that cannot run at once? n = running + waiting, arrival excluded (adr/0044); queueing off sheds all. */
-export function mustShed(
-  queueing: QueueingConfig | undefined,
-  limit: number,
-  n: number,
-  random: () => number,
-): boolean {
+export function mustShed(queueing: QueueingConfig | undefined, limit: number, n: number, coin: () => number): boolean {
   if (queueing === undefined) return true;
   const rejectAllFrom = queueing.maxFactor * limit;
   if (n >= rejectAllFrom) return true;
   const rejectFrom = queueing.initialFactor * limit;
   if (n < rejectFrom) return false;
-  return random() < (n - rejectFrom) / (rejectAllFrom - rejectFrom);
+  return coin() < (n - rejectFrom) / (rejectAllFrom - rejectFrom);
 }

@@ -8,12 +8,10 @@ export const TAIL_NOISE_Z = 2.326;
 const TAIL_SKEW_TERM = (TAIL_NOISE_Z * TAIL_NOISE_Z - 1) / 6;
 
 /**
- * The expected timeout tail (adr/0037): the timeout share a healthy upstream shows anyway (a deadline
- * inside its latency tail) is no saturation evidence. A slow, capped EWMA of it (its first ten windows
- * averaged, adr/0099), of counts, not of each window's share: a window weighs by the calls it saw, so
- * the short windows after a drain (3-6 calls, most with none) do not pull the share to 0 (adr/0108).
- * Only timeouts past it and its noise count as reduce signals. Allocates nothing. A second one learns
- * refusals (adr/0095).
+ * The expected timeout tail (adr/0037): the share a healthy upstream shows anyway (a deadline inside its latency
+ * tail) is no saturation evidence; only timeouts past it and its noise are reduce signals. A slow, capped EWMA of
+ * counts, its first windows averaged (adr/0099): a window weighs by its calls, so the short ones after a drain do not
+ * pull the share to 0 (adr/0108). Allocates nothing. A second one learns refusals (adr/0095).
  */
 export class TimeoutTail {
   /** Windows learnt from: the first 1 / TAIL_WEIGHT average, not decay from 0 (an EWMA's warm-up). */

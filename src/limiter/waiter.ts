@@ -55,9 +55,7 @@ export class Waiter extends QueueNode {
     this.admission.waiterTimer(this);
   };
 
-  readonly onAbort = (): void => {
-    this.admission.waiterAborted(this);
-  };
+  readonly onAbort = (): void => this.admission.waiterAborted(this);
 
   /** Runs in the waiter's own continuation, so its request's context (ADR-0043). */
   readonly claim = (): Permit => this.admission.claim(this);

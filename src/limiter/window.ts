@@ -4,11 +4,8 @@ import { DEFAULT_MEDIAN_SIZE, MedianFilter } from '../stats/median-filter';
 import { WindowQuantile } from '../stats/window-quantile';
 import type { WindowSummary } from './algorithms/algorithm';
 import { sharedWhenEqual } from '../core/options';
-import { CONTROL_DEFAULTS } from './control-config';
+import { CONTROL_DEFAULTS, type FailureHandling } from './control-config';
 import { DEFAULT_TUNING } from './control-tuning';
-
-/** How a `failure` verdict teaches the limiter (adr/0030-failure-verdict.md). */
-export type FailureHandling = 'hold' | 'ignore' | 'overload';
 
 /** The options a window reads (ControlOptions), and the overload share that closes it early (adr/0046). */
 export interface WindowRules {
@@ -20,15 +17,8 @@ export interface WindowRules {
   readonly overloadCloseShare: number;
 }
 
-function copyRules(r: WindowRules): WindowRules {
-  return Object.freeze({
-    quantile: r.quantile,
-    minSamples: r.minSamples,
-    minWindowMs: r.minWindowMs,
-    maxWindowMs: r.maxWindowMs,
-    failure: r.failure,
-    overloadCloseShare: r.overloadCloseShare,
-  });
+function copyRules({ quantile, minSamples, minWindowMs, maxWindowMs, failure, overloadCloseShare }: WindowRules) {
+  return Object.freeze({ quantile, minSamples, minWindowMs, maxWindowMs, failure, overloadCloseShare });
 }
 
 const DEFAULT_RULES: WindowRules = /* @__PURE__ */ copyRules({
@@ -213,21 +203,10 @@ export class SamplingWindow {
   /** The next window opens at `now` (NaN: at its first observation). */
   restart(now: number): void {
     this.openedAt = now;
-    this.samples = 0;
-    this.overloads = 0;
-    this.timeouts = 0;
-    this.failures = 0;
-    this.reached = 0;
-    this.peakInflight = 0;
+    this.samples = this.overloads = this.timeouts = this.failures = this.reached = this.peakInflight = 0;
     this.roundTrip = false;
-    this.inflightSum = 0;
-    this.afterMarkSum = 0;
-    this.holds = 0;
-    this.latencySum = 0;
-    this.latencySquares = 0;
-    this.logSum = 0;
-    this.logSquares = 0;
-    this.logCount = 0;
+    this.inflightSum = this.afterMarkSum = this.holds = this.latencySum = this.latencySquares = 0;
+    this.logSum = this.logSquares = this.logCount = 0;
     this.latencies.reset();
   }
 }
@@ -259,7 +238,6 @@ export class LatencySignal {
   reset(): void {
     this.median.reset();
     this.ewma.reset();
-    this.filteredMs = Number.NaN;
-    this.smoothedMs = Number.NaN;
+    this.filteredMs = this.smoothedMs = Number.NaN;
   }
 }

@@ -1,5 +1,4 @@
-import type { Decision, LimitAlgorithm, WindowSummary } from './algorithm';
-import { backoffFor, decide } from './algorithm';
+import { backoffFor, decide, type Decision, type LimitAlgorithm, type WindowSummary } from './algorithm';
 
 export interface AimdSettings {
   /** Multiplier on a window of overloads or timeouts (default 0.9, Netflix AIMDLimit). */
@@ -25,13 +24,8 @@ export function createAimd(settings: AimdSettings): LimitAlgorithm {
         const timeout = backoffFor(window.timeouts, window.reached, backoffRatio);
         const timeoutWins = window.timeouts > 0 && timeout <= overload;
         decide(estimate * (timeoutWins ? timeout : overload), timeoutWins ? 'timeout' : 'overload', decision);
-        return;
-      }
-      if (window.samples === 0) {
-        decide(estimate, 'no-samples', decision);
-        return;
-      }
-      decide(estimate + INCREASE, 'healthy-window', decision);
+      } else if (window.samples === 0) decide(estimate, 'no-samples', decision);
+      else decide(estimate + INCREASE, 'healthy-window', decision);
     },
   };
 }

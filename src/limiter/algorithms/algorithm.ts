@@ -66,7 +66,9 @@ export function decide(estimate: number, reason: LimitChangeReason, decision: De
   decision.reason = reason;
 }
 
-/** True when the window carries a usable latency and baseline. */
-export function hasLatencySignal(window: Readonly<WindowSummary>): boolean {
-  return window.latencyMs >= 0 && window.baselineMs >= 0;
+/** Holds ('warming-up') and returns true while the window carries no usable latency or baseline. */
+export function warmingUp(estimate: number, window: Readonly<WindowSummary>, decision: Decision): boolean {
+  if (window.latencyMs >= 0 && window.baselineMs >= 0) return false;
+  decide(estimate, 'warming-up', decision);
+  return true;
 }

@@ -1,5 +1,4 @@
-import type { Decision, LimitAlgorithm, WindowSummary } from './algorithm';
-import { decide } from './algorithm';
+import { decide, type Decision, type LimitAlgorithm, type WindowSummary } from './algorithm';
 
 /**
  * A constant limit, `initialLimit` moved only by `setLimit`: for comparisons, or a semaphore with a queue.

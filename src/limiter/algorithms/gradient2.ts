@@ -1,5 +1,4 @@
-import type { Decision, LimitAlgorithm, WindowSummary } from './algorithm';
-import { decide, hasLatencySignal } from './algorithm';
+import { decide, warmingUp, type Decision, type LimitAlgorithm, type WindowSummary } from './algorithm';
 
 export interface Gradient2Settings {
   /** Latency may reach tolerance x baseline before the gradient drops below 1 (default 1.5). */
@@ -23,23 +22,15 @@ export function createGradient2(settings: Gradient2Settings): LimitAlgorithm {
     name: 'gradient2',
     latencyDriven: true,
     step(estimate: number, window: Readonly<WindowSummary>, decision: Decision): void {
-      if (!hasLatencySignal(window)) {
-        decide(estimate, 'warming-up', decision);
-        return;
-      }
+      if (warmingUp(estimate, window, decision)) return;
       const share = window.latencyMs > 0 ? window.baselineMs / window.latencyMs : 1;
       let gradient = rttTolerance * share;
       if (gradient < MIN_GRADIENT) gradient = MIN_GRADIENT;
       else if (gradient > MAX_GRADIENT) gradient = MAX_GRADIENT;
       const target = gradient * estimate + Math.sqrt(estimate);
       const next = estimate * (1 - smoothing) + target * smoothing;
-      const reason =
-        gradient >= MAX_GRADIENT
-          ? 'latency-within-tolerance'
-          : next > estimate
-            ? 'headroom'
-            : 'latency-above-tolerance';
-      decide(next, reason, decision);
+      if (gradient >= MAX_GRADIENT) decide(next, 'latency-within-tolerance', decision);
+      else decide(next, next > estimate ? 'headroom' : 'latency-above-tolerance', decision);
     },
   };
 }

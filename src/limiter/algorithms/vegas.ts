@@ -1,6 +1,5 @@
 import type { BandFunction } from '../control-config';
-import type { Decision, LimitAlgorithm, WindowSummary } from './algorithm';
-import { decide, hasLatencySignal } from './algorithm';
+import { decide, warmingUp, type Decision, type LimitAlgorithm, type WindowSummary } from './algorithm';
 
 export interface VegasSettings {
   /** Requests queued below which the limit grows, above which it shrinks: functions of L (Netflix's shape). */
@@ -66,40 +65,27 @@ class Vegas implements LimitAlgorithm {
   }
 
   step(estimate: number, window: Readonly<WindowSummary>, decision: Decision): void {
-    if (!hasLatencySignal(window)) {
-      decide(estimate, 'warming-up', decision);
-      return;
-    }
+    if (warmingUp(estimate, window, decision)) return;
     // Called as plain functions, as a user's band expects (no `this`).
     const alphaOf = this.alphaOf;
     const betaOf = this.betaOf;
     const alpha = alphaOf(estimate);
     const beta = betaOf(estimate);
-    if (!(alpha >= 0 && beta >= alpha && beta < Infinity)) {
-      decide(estimate, 'invalid-band', decision);
-      return;
-    }
     const log = vegasLog(estimate);
     const step = this.stepCap > 0 ? (alpha < log ? alpha : log) : log;
     const queueUse = queueEstimate(estimate, window.baselineMs, window.latencyMs, window.quantileNoise);
-    if (queueUse <= alpha / 3) {
+    if (!(alpha >= 0 && beta >= alpha && beta < Infinity)) decide(estimate, 'invalid-band', decision);
+    else if (queueUse <= alpha / 3) {
       // Netflix grows by beta; ours: at least a step, at most double (at L = 1, +6 is x7; adr/0035),
       // per window floor the window lasted: one that waited for samples spans several (adr/0090).
       const base = this.noQueueJump && beta > step ? beta : step;
       const jump = base * window.floorSpans;
       decide(estimate + (jump < estimate ? jump : estimate), 'no-queue', decision);
-      return;
-    }
-    if (queueUse < alpha) {
-      decide(estimate + step, 'queue-below-alpha', decision);
-      return;
-    }
-    if (queueUse > beta) {
+    } else if (queueUse < alpha) decide(estimate + step, 'queue-below-alpha', decision);
+    else if (queueUse > beta) {
       // queueUse <= L, so the proportional cut stays under L / 2 for a gain of 0.5.
       const proportional = this.excessQueueGain * (queueUse - beta);
       decide(estimate - (proportional > step ? proportional : step), 'queue-above-beta', decision);
-      return;
-    }
-    decide(estimate, 'queue-within-band', decision);
+    } else decide(estimate, 'queue-within-band', decision);
   }
 }
