@@ -24,7 +24,7 @@ export class Baseline {
   private highWindows = 0;
   constructor(private readonly tuning: ControlTuning) {}
 
-  /** From a window at no load: the first clean one after a drain. */
+  /** From a window at no load: the first clean one after a drain. `offer` sets through it. */
   set(latencyMs: number, meanMs: number): boolean {
     if (!(latencyMs >= 0) || latencyMs === Infinity) return false;
     this.take(latencyMs, meanMs);
@@ -34,8 +34,8 @@ export class Baseline {
   /** Sets or lowers the baseline from a clean window. */
   offer(latencyMs: number, meanMs: number): BaselineUpdate {
     const unset = this.valueMs !== this.valueMs;
-    if (!(unset || latencyMs < this.valueMs) || !this.set(latencyMs, meanMs)) return 'none';
-    return unset ? 'set' : 'fall';
+    if (!unset && !(latencyMs < this.valueMs)) return 'none';
+    return this.set(latencyMs, meanMs) ? (unset ? 'set' : 'fall') : 'none';
   }
 
   /** Lowers the baseline to a lower smoothed latency; its mean falls by the same factor (adr/0097, adr/0101). */

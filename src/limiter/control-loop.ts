@@ -199,8 +199,10 @@ export class LimitControlLoop implements LimitController {
     return this.observeInFull(mark, inflight, false);
   }
 
-  // The per-call path, at `settledAt`, small enough for V8 to inline into the settle (adr/0087).
-  // Marked calls, idle gaps and the windows after a drain take the full path.
+  /**
+   * The per-call path, at `settledAt`, small enough for V8 to inline into the settle (adr/0087).
+   * Marked calls, idle gaps and the windows after a drain take the full path.
+   */
   observe(observation: Observation, inflight: number, marked = false): boolean {
     const now = this.settledAt;
     const latencyMs = observation.latencyMs;
@@ -288,7 +290,7 @@ export class LimitControlLoop implements LimitController {
     const window = this.window;
     const floorMs = this.windowFloorMs();
     // A slow-start round and the settling after a drain last one round trip; the baseline window
-    // waits for firstBaselineSamples, then baselineSamples (adr/0089); any other, its floor.
+    // waits for firstBaselineSamples, then baselineSamples (adr/0089); any other, its floor and minSamples (undefined).
     const baselineSamples = this.baselineMeasured ? this.tuning.baselineSamples : this.tuning.firstBaselineSamples;
     const ready =
       this.slowStart || this.settling > 0
@@ -364,6 +366,7 @@ export class LimitControlLoop implements LimitController {
     if (latencyDriven && tuning.refusalTail) summary.overloads = this.refusalTail.excess(overloads, summary.reached);
 
     const failureDominated = summary.failures > 0 && summary.failures >= FAILURE_GROWTH_VETO * summary.reached;
+    // Sampled, no refusal, not failure-dominated: a latency jump may count (timeouts allowed; adr/0047).
     const unrefused = summary.samples > 0 && summary.overloads === 0 && !failureDominated;
     const clean = unrefused && summary.timeouts === 0;
     const slowStart = this.slowStart;
@@ -534,7 +537,7 @@ export class LimitControlLoop implements LimitController {
         next = estimate;
         reason = 'warming-up';
         // A slower upstream means the drain went too deep: back to slowerGain x exit rate x the new latency.
-        // Otherwise Vegas grows from the drained limit (at once, it would load an upstream others still measure).
+        // Otherwise Vegas grows from the drained limit (jumping back at once would load an upstream others still measure).
         const target = slowerGain * this.exitRate * (slowerMs + this.exitAfterMarkMs);
         if (target > estimate) {
           next = target < this.exitLimit ? target : this.exitLimit;

@@ -1,10 +1,6 @@
 import { ALPHA_POWER, ALPHA_SCALE, BETA_RATIO } from './control-config';
 
-/**
- * The control loop's own constants ("ours", ADR-0009), data rather than literals so the ablation
- * (docs/ablation.md) can vary each. Users do not set these. Provenance of every value: docs/tuning.md
- * ("The control loop's tuning", checked against this record); design: adr/0045-0049.
- */
+/** The shipped values, each beside its provenance; see `ControlTuning`. */
 const SHIPPED = {
   /** Slow start's growth per binding sample: the limit doubles per round trip (RFC 5681). 0 = no slow start. */
   startupGain: 1,
@@ -75,7 +71,11 @@ const SHIPPED = {
   appLimitedFactor: 2,
 };
 
-/** The fields above: the ablation, the tests and the simulator vary one of DEFAULT_TUNING's. */
+/**
+ * The control loop's own constants ("ours", ADR-0009), data rather than literals so the ablation
+ * (docs/ablation.md) can vary each. Users do not set these. Provenance of every value: docs/tuning.md
+ * ("The control loop's tuning", checked against this record); design: adr/0045-0049.
+ */
 export type ControlTuning = Readonly<typeof SHIPPED>;
 /** The shipped tuning. */
 export const DEFAULT_TUNING: ControlTuning = Object.freeze(SHIPPED);

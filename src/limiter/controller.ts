@@ -66,7 +66,7 @@ export interface LimitControllerSnapshot {
   readonly maxLimit: number;
   /** The no-load reference latency, once known. */
   readonly baselineMs: number | undefined;
-  /** Smoothed window latency (statistic -> median filter -> EWMA), if known; vegas steers on means (adr/0048). */
+  /** Smoothed window latency (statistic -> median filter -> EWMA), if known; vegas steers on each window's own mean (adr/0048). */
   readonly latencyMs: number | undefined;
   /** True while the slow start runs (adr/0045). */
   readonly slowStart: boolean;

@@ -71,11 +71,14 @@ class Vegas implements LimitAlgorithm {
     const betaOf = this.betaOf;
     const alpha = alphaOf(estimate);
     const beta = betaOf(estimate);
+    if (!(alpha >= 0 && beta >= alpha && beta < Infinity)) {
+      decide(estimate, 'invalid-band', decision);
+      return;
+    }
     const log = vegasLog(estimate);
     const step = this.stepCap > 0 ? (alpha < log ? alpha : log) : log;
     const queueUse = queueEstimate(estimate, window.baselineMs, window.latencyMs, window.quantileNoise);
-    if (!(alpha >= 0 && beta >= alpha && beta < Infinity)) decide(estimate, 'invalid-band', decision);
-    else if (queueUse <= alpha / 3) {
+    if (queueUse <= alpha / 3) {
       // Netflix grows by beta; ours: at least a step, at most double (at L = 1, +6 is x7; adr/0035),
       // per window floor the window lasted: one that waited for samples spans several (adr/0090).
       const base = this.noQueueJump && beta > step ? beta : step;
