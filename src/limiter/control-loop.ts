@@ -14,16 +14,11 @@ import type { LimitChange, LimitChangeReason, LimitController, LimitControllerSn
 import { TimeoutTail } from './timeout-tail';
 import { LatencySignal, SamplingWindow } from './window';
 
-/** Samples before the rounds' own spread replaces SPREAD_PRIOR: RFC 9406's N_RTT_SAMPLE (8). */
+/** Samples before the rounds' own spread replaces the tuning's spreadPrior: RFC 9406's N_RTT_SAMPLE (8). */
 export const ROUND_SAMPLES = 8;
-/** The log-latency spread assumed before one is measured. Ours, cautious: sigma 0.5 (p90/p50 1.9). */
-export const SPREAD_PRIOR = 0.5;
 
 /** The most one window multiplies the limit by: vegas's no-queue step and a slow-start round at most double it. */
 const MAX_WINDOW_GROWTH = 2;
-
-/** A window where failures are at least this share of the answers does not grow (adr/0030). */
-export const FAILURE_GROWTH_VETO = 0.5;
 
 function createAlgorithm(config: ControlConfig, tuning: ControlTuning): LimitAlgorithm {
   switch (config.algorithm) {
@@ -187,7 +182,7 @@ export class LimitControlLoop implements LimitController {
     this.steersOnMean = config.algorithm === 'vegas';
     this.slowStart = config.algorithm !== 'fixed' && tuning.startupGain > 0;
     this.roundLimit = config.initialLimit;
-    this.window = new SamplingWindow({ ...config, overloadCloseShare: tuning.overloadCloseShare });
+    this.window = new SamplingWindow({ ...config, ...tuning });
     this.baseline = new Baseline(tuning);
   }
 
@@ -361,11 +356,12 @@ export class LimitControlLoop implements LimitController {
     }
     // Only timeouts beyond a healthy upstream's tail are reduce signals (adr/0037).
     const timeouts = summary.timeouts;
-    if (latencyDriven && tuning.timeoutTail) summary.timeouts = this.tail.excess(timeouts, summary.reached);
+    if (latencyDriven && tuning.timeoutTail) summary.timeouts = this.tail.excess(timeouts, summary.reached, tuning);
     const overloads = summary.overloads;
-    if (latencyDriven && tuning.refusalTail) summary.overloads = this.refusalTail.excess(overloads, summary.reached);
+    if (latencyDriven && tuning.refusalTail)
+      summary.overloads = this.refusalTail.excess(overloads, summary.reached, tuning);
 
-    const failureDominated = summary.failures > 0 && summary.failures >= FAILURE_GROWTH_VETO * summary.reached;
+    const failureDominated = summary.failures > 0 && summary.failures >= tuning.failureGrowthVeto * summary.reached;
     // Sampled, no refusal, not failure-dominated: a latency jump may count (timeouts allowed; adr/0047).
     const unrefused = summary.samples > 0 && summary.overloads === 0 && !failureDominated;
     const clean = unrefused && summary.timeouts === 0;
@@ -466,7 +462,8 @@ export class LimitControlLoop implements LimitController {
       if (summary.timeouts > 0) {
         // Timeout is the strongest reduce signal (spec §8): the overload backoff, twice. Ours.
         const backoff = this.config.backoffRatio;
-        const cut = estimate * backoffFor(summary.timeouts, summary.reached, backoff * backoff);
+        const cut =
+          estimate * backoffFor(summary.timeouts, summary.reached, backoff * backoff, tuning.pressureSaturation);
         if (cut < next) {
           next = cut;
           reason = 'timeout';
@@ -568,8 +565,8 @@ export class LimitControlLoop implements LimitController {
     }
     // Timeouts and refusals that come with a queue are the queue's, not a tail's.
     if (latencyDriven && summary.samples > 0 && !latencyShrink(decision.reason)) {
-      if (tuning.timeoutTail) this.tail.learn(timeouts, summary.reached);
-      if (tuning.refusalTail) this.refusalTail.learn(overloads, summary.reached);
+      if (tuning.timeoutTail) this.tail.learn(timeouts, summary.reached, tuning);
+      if (tuning.refusalTail) this.refusalTail.learn(overloads, summary.reached, tuning);
     }
 
     if (next > estimate) {
@@ -671,7 +668,8 @@ export class LimitControlLoop implements LimitController {
   // The relative rise chance explains between means over `a` and `b` samples: startupNoiseZ standard errors of
   // their log difference (logs: a heavy tail is not a queue), at least startupThreshold.
   private noiseBound(a: number, b: number): number {
-    const sd = this.spreadWeight >= ROUND_SAMPLES ? Math.sqrt(this.spreadSquares / this.spreadWeight) : SPREAD_PRIOR;
+    const sd =
+      this.spreadWeight >= ROUND_SAMPLES ? Math.sqrt(this.spreadSquares / this.spreadWeight) : this.tuning.spreadPrior;
     const tuning = this.tuning;
     const noise = Math.expm1(tuning.startupNoiseZ * sd * Math.sqrt(1 / a + 1 / b));
     return noise > tuning.startupThreshold ? noise : tuning.startupThreshold;

@@ -1,3 +1,4 @@
+import { PRESSURE_SATURATION } from './algorithms/algorithm';
 import { ALPHA_POWER, ALPHA_SCALE, BETA_RATIO } from './control-config';
 
 /** The shipped values, each beside its provenance; see `ControlTuning`. */
@@ -8,6 +9,8 @@ const SHIPPED = {
   startupThreshold: 1 / 8,
   /** ...or by this many standard errors of the round-to-round difference, if more (95%: 2). */
   startupNoiseZ: 2,
+  /** The log-latency spread assumed before the rounds measure one (ROUND_SAMPLES). Cautious: p90/p50 1.9. */
+  spreadPrior: 0.5,
   /** Rounds that must confirm a rise before the exit; growth holds meanwhile (RFC 9406's CSS, shortened). */
   confirmRounds: 1,
   /** Rounds in a row without growth that end the slow start (app-limited). 0 = off. */
@@ -49,8 +52,16 @@ const SHIPPED = {
   overloadHoldMs: 10_000,
   /** A window with at least this share of `overload` answers closes early (adr/0046). 1 = off. */
   overloadCloseShare: 0.5,
+  /** ...once it holds this many answers (adr/0046). */
+  overloadCloseMinAnswers: 10,
+  /** The share of reduce signals in a window that gets the full timeout cut (algorithm.ts, adr/0035). */
+  pressureSaturation: PRESSURE_SATURATION,
+  /** A window where failures are at least this share of the answers does not grow (adr/0030). */
+  failureGrowthVeto: 0.5,
   /** Standard errors of the window statistic a rise must exceed to count as queue (adr/0036). 0 = off. */
   noiseZ: 1,
+  /** The least baseline vegas compares with, ms: below it ratios are whole-ms clock ticks (Workers; adr/0036). */
+  minBaselineMs: 5,
   /** Default band (adr/0049): alpha = min(3 log10 L, alphaScale x (L / 10)^alphaPower), beta = betaRatio x alpha. */
   alphaPower: ALPHA_POWER,
   /** The default alpha at L = 10, in requests (ALPHA_SCALE). */
@@ -65,6 +76,10 @@ const SHIPPED = {
   dither: true,
   /** Learn and excuse the expected timeout tail (adr/0037). false: every timeout counts. */
   timeoutTail: true,
+  /** The tails' EWMA weight: ~ten windows, slow beside latency's 1/3, so a rising share stays excess (adr/0037). */
+  tailWeight: 0.1,
+  /** The most they excuse: half of pressureSaturation; a deadline before the upstream's p95 is no tail (adr/0037). */
+  tailCap: 0.05,
   /** The same for refusals, a share that comes whatever our concurrency (adr/0095). false: every refusal counts. */
   refusalTail: true,
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */

@@ -7,7 +7,7 @@ import { sharedWhenEqual } from '../core/options';
 import { CONTROL_DEFAULTS, type FailureHandling } from './control-config';
 import { DEFAULT_TUNING } from './control-tuning';
 
-/** The options a window reads (ControlOptions), and the overload share that closes it early (adr/0046). */
+/** The options a window reads (ControlOptions), and the overload share and count that close it early (adr/0046). */
 export interface WindowRules {
   readonly quantile: number;
   readonly minSamples: number;
@@ -15,19 +15,24 @@ export interface WindowRules {
   readonly maxWindowMs: number;
   readonly failure: FailureHandling;
   readonly overloadCloseShare: number;
+  readonly overloadCloseMinAnswers: number;
 }
 
-function copyRules({ quantile, minSamples, minWindowMs, maxWindowMs, failure, overloadCloseShare }: WindowRules) {
-  return Object.freeze({ quantile, minSamples, minWindowMs, maxWindowMs, failure, overloadCloseShare });
+function copyRules(rules: WindowRules) {
+  const { quantile, minSamples, minWindowMs, maxWindowMs, failure, overloadCloseShare, overloadCloseMinAnswers } =
+    rules;
+  return Object.freeze({
+    quantile,
+    minSamples,
+    minWindowMs,
+    maxWindowMs,
+    failure,
+    overloadCloseShare,
+    overloadCloseMinAnswers,
+  });
 }
 
-const DEFAULT_RULES: WindowRules = /* @__PURE__ */ copyRules({
-  ...CONTROL_DEFAULTS,
-  overloadCloseShare: DEFAULT_TUNING.overloadCloseShare,
-});
-
-/** Answers a window needs before an overload majority may close it early (adr/0046). Ours. */
-export const OVERLOAD_CLOSE_MIN_ANSWERS = 10;
+const DEFAULT_RULES: WindowRules = /* @__PURE__ */ copyRules({ ...CONTROL_DEFAULTS, ...DEFAULT_TUNING });
 
 /**
  * One sampling window, O(1) memory, no allocation after construction. Samples are the `latencyMs` of
@@ -59,7 +64,7 @@ export class SamplingWindow {
   private readonly rules: WindowRules;
 
   constructor(rules: WindowRules) {
-    // Six fields, or the shared defaults, not the loop's whole config: per-key memory (adr/0086).
+    // Seven fields, or the shared defaults, not the loop's whole config: per-key memory (adr/0086).
     this.rules = sharedWhenEqual(copyRules(rules), DEFAULT_RULES);
     this.latencies = new WindowQuantile({ quantile: rules.quantile });
   }
@@ -131,7 +136,8 @@ export class SamplingWindow {
     if (ageMs < floorMs) {
       // An overload majority is unambiguous: waiting for the floor only spins more refusals.
       return (
-        this.reached >= OVERLOAD_CLOSE_MIN_ANSWERS && this.overloads >= this.rules.overloadCloseShare * this.reached
+        this.reached >= this.rules.overloadCloseMinAnswers &&
+        this.overloads >= this.rules.overloadCloseShare * this.reached
       );
     }
     const reduces = this.overloads + this.timeouts;

@@ -2,12 +2,11 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PRESSURE_SATURATION, QUANTILE_SE_FACTOR } from '../../src/limiter/algorithms/algorithm';
-import { MIN_BASELINE_MS } from '../../src/limiter/algorithms/vegas';
 import { CONTROL_DEFAULTS, IDLE_WINDOWS } from '../../src/limiter/control-config';
-import { FAILURE_GROWTH_VETO, ROUND_SAMPLES, SPREAD_PRIOR } from '../../src/limiter/control-loop';
+import { ROUND_SAMPLES } from '../../src/limiter/control-loop';
 import { DEFAULT_TUNING } from '../../src/limiter/control-tuning';
-import { TAIL_CAP, TAIL_NOISE_Z, TAIL_WEIGHT } from '../../src/limiter/timeout-tail';
-import { LATENCY_SMOOTHING, LATENCY_WARMUP, OVERLOAD_CLOSE_MIN_ANSWERS } from '../../src/limiter/window';
+import { TAIL_NOISE_Z } from '../../src/limiter/timeout-tail';
+import { LATENCY_SMOOTHING, LATENCY_WARMUP } from '../../src/limiter/window';
 import { DEFAULT_MEDIAN_SIZE } from '../../src/stats/median-filter';
 import { BREAKER_DEFAULTS, KeyRegistry, limiter } from '../../src/index';
 
@@ -108,18 +107,12 @@ const SOURCE =
  */
 const CONSTANTS: Record<string, number> = {
   ROUND_SAMPLES,
-  SPREAD_PRIOR,
-  FAILURE_GROWTH_VETO,
   IDLE_WINDOWS,
-  MIN_BASELINE_MS,
   QUANTILE_SE_FACTOR,
   PRESSURE_SATURATION,
-  OVERLOAD_CLOSE_MIN_ANSWERS,
   LATENCY_SMOOTHING,
   LATENCY_WARMUP,
   DEFAULT_MEDIAN_SIZE,
-  TAIL_WEIGHT,
-  TAIL_CAP,
   TAIL_NOISE_Z,
 };
 

@@ -55,10 +55,10 @@ export interface LimitAlgorithm {
 export const PRESSURE_SATURATION = 0.1;
 
 /** The multiplier (1 - cut) one kind of reduce signal calls for, scaled by its share of the window. */
-export function backoffFor(count: number, reached: number, backoff: number): number {
+export function backoffFor(count: number, reached: number, backoff: number, saturation = PRESSURE_SATURATION): number {
   if (count === 0) return 1;
   const share = count / (reached > 0 ? reached : 1);
-  return 1 - (1 - backoff) * (share < PRESSURE_SATURATION ? share / PRESSURE_SATURATION : 1);
+  return 1 - (1 - backoff) * (share < saturation ? share / saturation : 1);
 }
 
 export function decide(estimate: number, reason: LimitChangeReason, decision: Decision): void {

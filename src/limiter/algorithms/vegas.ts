@@ -1,4 +1,5 @@
 import type { BandFunction } from '../control-config';
+import { DEFAULT_TUNING } from '../control-tuning';
 import { decide, warmingUp, type Decision, type LimitAlgorithm, type WindowSummary } from './algorithm';
 
 export interface VegasSettings {
@@ -9,10 +10,8 @@ export interface VegasSettings {
   readonly excessQueueGain: number;
   readonly noQueueJump: boolean;
   readonly stepCap: number;
+  readonly minBaselineMs: number;
 }
-
-/** Ours: the least baseline compared with, ms; below it ratios are whole-ms clock ticks (Workers; adr/0036). */
-export const MIN_BASELINE_MS = 5;
 
 /** log10(L) floored at 1: Netflix VegasLimit's step (Log10RootFunction), kept continuous. */
 export function vegasLog(limit: number): number {
@@ -20,10 +19,16 @@ export function vegasLog(limit: number): number {
   return log > 1 ? log : 1;
 }
 
-/** Requests queued upstream: L x (1 - max(baseline, MIN_BASELINE_MS) / latency - noise), in [0, L]. */
-export function queueEstimate(limit: number, baselineMs: number, latencyMs: number, noise = 0): number {
+/** Requests queued upstream: L x (1 - max(baseline, floorMs) / latency - noise), in [0, L]. */
+export function queueEstimate(
+  limit: number,
+  baselineMs: number,
+  latencyMs: number,
+  noise = 0,
+  floorMs = DEFAULT_TUNING.minBaselineMs,
+): number {
   if (!(latencyMs > 0)) return 0;
-  const floored = baselineMs > MIN_BASELINE_MS ? baselineMs : MIN_BASELINE_MS;
+  const floored = baselineMs > floorMs ? baselineMs : floorMs;
   const excess = 1 - floored / latencyMs - noise;
   if (!(excess > 0)) return 0;
   const queued = limit * excess;
@@ -47,6 +52,7 @@ class Vegas implements LimitAlgorithm {
   private readonly excessQueueGain: number;
   private readonly noQueueJump: boolean;
   private readonly stepCap: number;
+  private readonly minBaselineMs: number;
 
   constructor(settings: VegasSettings) {
     this.alphaOf = settings.alpha;
@@ -54,6 +60,7 @@ class Vegas implements LimitAlgorithm {
     this.excessQueueGain = settings.excessQueueGain;
     this.noQueueJump = settings.noQueueJump;
     this.stepCap = settings.stepCap;
+    this.minBaselineMs = settings.minBaselineMs;
   }
 
   get name(): 'vegas' {
@@ -77,7 +84,8 @@ class Vegas implements LimitAlgorithm {
     }
     const log = vegasLog(estimate);
     const step = this.stepCap > 0 ? (alpha < log ? alpha : log) : log;
-    const queueUse = queueEstimate(estimate, window.baselineMs, window.latencyMs, window.quantileNoise);
+    const { baselineMs, latencyMs, quantileNoise } = window;
+    const queueUse = queueEstimate(estimate, baselineMs, latencyMs, quantileNoise, this.minBaselineMs);
     if (queueUse <= alpha / 3) {
       // Netflix grows by beta; ours: at least a step, at most double (at L = 1, +6 is x7; adr/0035),
       // per window floor the window lasted: one that waited for samples spans several (adr/0090).

@@ -31,6 +31,7 @@ function vegasWith(alpha: number, beta: number, overrides: Partial<VegasSettings
     excessQueueGain: 0.5,
     noQueueJump: true,
     stepCap: 1,
+    minBaselineMs: 5,
     ...overrides,
   });
 }

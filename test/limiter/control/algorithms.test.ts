@@ -3,13 +3,7 @@ import { createAimd } from '../../../src/limiter/algorithms/aimd';
 import { PRESSURE_SATURATION, backoffFor } from '../../../src/limiter/algorithms/algorithm';
 import { createFixed } from '../../../src/limiter/algorithms/fixed';
 import { createGradient2 } from '../../../src/limiter/algorithms/gradient2';
-import {
-  MIN_BASELINE_MS,
-  createVegas,
-  queueEstimate,
-  vegasLog,
-  type VegasSettings,
-} from '../../../src/limiter/algorithms/vegas';
+import { createVegas, queueEstimate, vegasLog, type VegasSettings } from '../../../src/limiter/algorithms/vegas';
 import { defaultAlpha, defaultBeta } from '../../../src/limiter/control-config';
 import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { decision, summary } from './support/summary';
@@ -21,6 +15,7 @@ const VEGAS: VegasSettings = {
   excessQueueGain: DEFAULT_TUNING.excessQueueGain,
   noQueueJump: DEFAULT_TUNING.noQueueJump,
   stepCap: DEFAULT_TUNING.stepCap,
+  minBaselineMs: DEFAULT_TUNING.minBaselineMs,
 };
 const vegas = createVegas(VEGAS);
 
@@ -177,7 +172,7 @@ describe('vegas step', () => {
   it('does not read a whole-ms clock as a queue: a 1 ms baseline and a steady 3 ms latency (Workers)', () => {
     const d = decision();
     // Before the floor this was queueUse = 9 x (1 - 1/3) = 6 > beta: vegas held a healthy upstream at 9.
-    expect(MIN_BASELINE_MS).toBe(5);
+    expect(DEFAULT_TUNING.minBaselineMs).toBe(5);
     vegas.step(9, summary({ baselineMs: 1, latencyMs: 3 }), d);
     expect(d.reason).toBe('no-queue');
     expect(d.estimate).toBeGreaterThan(9);

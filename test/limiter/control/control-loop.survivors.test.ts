@@ -820,7 +820,7 @@ describe('the rounding carry (error diffusion at a window close, adr/0035)', () 
   });
 });
 
-describe('the spread before the rounds measure one (SPREAD_PRIOR, RFC 9406 N_RTT_SAMPLE)', () => {
+describe('the spread before the rounds measure one (spreadPrior, RFC 9406 N_RTT_SAMPLE)', () => {
   it('judges the early cohorts with the prior spread: a second round at 2x is within its noise, joins the no-load pool, and the drain goes to 9', () => {
     const controller = loop();
     // 16 servers; calls started in [150, 250) take 200 ms at no load, all others 100 ms. Before 8

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { resolveControlConfig } from '../../../src/limiter/control-config';
-import { LimitControlLoop, ROUND_SAMPLES, SPREAD_PRIOR } from '../../../src/limiter/control-loop';
+import { LimitControlLoop, ROUND_SAMPLES } from '../../../src/limiter/control-loop';
 import { type ControlTuning, DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { lognormalMs, mulberry32 } from '../../stats/support/latency-samples';
 import { knee, limitAt, runScripted, type ScriptedCall, type CallStart, type ScriptedRun } from './support/scripted';
@@ -47,7 +47,7 @@ function drainedSeeds(tuning: ControlTuning, clients: number, sigma: number): nu
 
 describe('the slow start: growth', () => {
   it('carries its provenance-documented constants', () => {
-    expect([ROUND_SAMPLES, SPREAD_PRIOR]).toEqual([8, 0.5]);
+    expect([ROUND_SAMPLES, DEFAULT_TUNING.spreadPrior]).toEqual([8, 0.5]);
     expect(DEFAULT_TUNING).toMatchObject({
       startupGain: 1,
       startupThreshold: 1 / 8,

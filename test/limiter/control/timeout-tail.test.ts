@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { defaultBeta, resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
-import { TAIL_CAP, TAIL_NOISE_Z, TAIL_WEIGHT, TimeoutTail } from '../../../src/limiter/timeout-tail';
+import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
+import { TAIL_NOISE_Z, TimeoutTail } from '../../../src/limiter/timeout-tail';
 import { feedUntilClose, feedWindows, observeAt } from './support/feed';
 
 /**
@@ -10,19 +11,19 @@ import { feedUntilClose, feedWindows, observeAt } from './support/feed';
  */
 describe('the expected timeout tail', () => {
   it('carries its provenance-documented constants: weight 0.1, cap 5%, the normal 99% quantile', () => {
-    expect([TAIL_WEIGHT, TAIL_CAP, TAIL_NOISE_Z]).toEqual([0.1, 0.05, 2.326]);
+    expect([DEFAULT_TUNING.tailWeight, DEFAULT_TUNING.tailCap, TAIL_NOISE_Z]).toEqual([0.1, 0.05, 2.326]);
   });
 
   it("averages its first ten windows (an EWMA's warm-up, adr/0099), then learns with weight 0.1", () => {
     const tail = new TimeoutTail();
     tail.learn(6, 600);
-    expect(tail.share).toBeCloseTo(0.01, 12); // 1% seen once is 1%, not 0.1% decayed from 0
+    expect(tail.share()).toBeCloseTo(0.01, 12); // 1% seen once is 1%, not 0.1% decayed from 0
     tail.learn(18, 600);
-    expect(tail.share).toBeCloseTo(0.02, 12); // the mean of 1% and 3%
+    expect(tail.share()).toBeCloseTo(0.02, 12); // the mean of 1% and 3%
     for (let i = 2; i < 10; i++) tail.learn(12, 600);
-    expect(tail.share).toBeCloseTo(0.02, 12); // ten windows averaging 2%
+    expect(tail.share()).toBeCloseTo(0.02, 12); // ten windows averaging 2%
     tail.learn(0, 600);
-    expect(tail.share).toBeCloseTo(0.018, 12); // from the eleventh, weight 0.1: 2% - 0.1 x 2%
+    expect(tail.share()).toBeCloseTo(0.018, 12); // from the eleventh, weight 0.1: 2% - 0.1 x 2%
   });
 
   it('weighs a window by the calls it saw, not one share per window (adr/0108)', () => {
@@ -31,27 +32,27 @@ describe('the expected timeout tail', () => {
     for (let i = 0; i < 5; i++) tail.learn(0, 4);
     tail.learn(6, 300);
     // 6 of the 320 calls: 1.9%. The mean of the six windows' shares said 2% / 6 = 0.33%.
-    expect(tail.share).toBeCloseTo(6 / 320, 12);
+    expect(tail.share()).toBeCloseTo(6 / 320, 12);
     // Past the warm-up, the EWMAs of the counts: a 4-call window with none barely moves it.
     for (let i = 6; i < 10; i++) tail.learn(6, 300);
-    const learnt = tail.share;
+    const learnt = tail.share();
     expect(learnt).toBeCloseTo(30 / 1_520, 12);
     tail.learn(0, 4);
-    expect(tail.share).toBeCloseTo((0.9 * 3) / (0.9 * 152 + 0.4), 12);
-    expect(tail.share / learnt).toBeGreaterThan(0.99);
+    expect(tail.share()).toBeCloseTo((0.9 * 3) / (0.9 * 152 + 0.4), 12);
+    expect(tail.share() / learnt).toBeGreaterThan(0.99);
   });
 
   it('never excuses more than 5%, however long every call times out', () => {
     const tail = new TimeoutTail();
     for (let i = 0; i < 200; i++) tail.learn(600, 600);
-    expect(tail.share).toBeCloseTo(0.05, 8);
-    expect(tail.share).toBeLessThanOrEqual(0.05);
+    expect(tail.share()).toBeCloseTo(0.05, 8);
+    expect(tail.share()).toBeLessThanOrEqual(0.05);
   });
 
   it("counts only the timeouts past the expected count's 99th percentile: at 1% of 600, from the 13th", () => {
     const tail = new TimeoutTail();
     tail.learn(10, 1_000); // 1%: expected 6 of 600, allowed 6 + 2.326 sqrt(6) + (2.326^2 - 1) / 6 = 12.44
-    expect(tail.share).toBe(0.01);
+    expect(tail.share()).toBe(0.01);
     const allowed = 6 + 2.326 * Math.sqrt(6) + (2.326 * 2.326 - 1) / 6;
     expect(tail.excess(12, 600)).toBe(0);
     expect(tail.excess(13, 600)).toBeCloseTo(13 - allowed, 12); // 0.56
@@ -64,7 +65,7 @@ describe('the expected timeout tail', () => {
     const falseExcess = (expected: number): number => {
       const tail = new TimeoutTail();
       tail.learn(expected, 1_000);
-      expect(tail.share).toBeCloseTo(expected / 1_000, 15);
+      expect(tail.share()).toBeCloseTo(expected / 1_000, 15);
       let chance = 0;
       let p = Math.exp(-expected);
       for (let k = 0; k < 400; k++) {

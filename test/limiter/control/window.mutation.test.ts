@@ -12,6 +12,7 @@ const rules: WindowRules = {
   maxWindowMs: 30_000,
   failure: 'hold',
   overloadCloseShare: 0.5,
+  overloadCloseMinAnswers: 10,
 };
 
 describe('the sampling window: summary of an empty window', () => {

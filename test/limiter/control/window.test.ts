@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { record } from './support/record';
 import { summary } from './support/summary';
-import {
-  LATENCY_SMOOTHING,
-  LatencySignal,
-  OVERLOAD_CLOSE_MIN_ANSWERS,
-  SamplingWindow,
-  type WindowRules,
-} from '../../../src/limiter/window';
+import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
+import { LATENCY_SMOOTHING, LatencySignal, SamplingWindow, type WindowRules } from '../../../src/limiter/window';
 
 const rules: WindowRules = {
   quantile: 0.9,
@@ -16,6 +11,7 @@ const rules: WindowRules = {
   maxWindowMs: 30_000,
   failure: 'hold',
   overloadCloseShare: 0.5,
+  overloadCloseMinAnswers: 10,
 };
 /** A call admitted before any window opened: it ends a window without completing a round trip. */
 const BEFORE = -Infinity;
@@ -225,7 +221,7 @@ describe("the sampling window: what the slow start and Little's law read (adr/00
   });
 
   it('closes before its floor once overloads are half of at least 10 answers (a hard cap answering 429 in 1 ms)', () => {
-    expect(OVERLOAD_CLOSE_MIN_ANSWERS).toBe(10);
+    expect(DEFAULT_TUNING.overloadCloseMinAnswers).toBe(10);
     const window = new SamplingWindow(rules);
     for (let i = 0; i < 4; i++) record(window, 'ok', 100, 20, 0, BEFORE);
     for (let i = 0; i < 5; i++) record(window, 'overload', 1, 20, 0, BEFORE);
