@@ -113,6 +113,17 @@ export const VARIANTS: readonly Variant[] = [
   }),
   off('no refusal tail', 'refusalTail false: every refusal is a reduce signal', { refusalTail: false }),
   off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),
+  // The "ours" constants with no half or double row above (docs/ablation.md, fourteenth session).
+  ...(['raiseRatio', 'raiseElasticity', 'startupIdleRounds', 'overloadHoldMs', 'excessQueueGain'] as const).flatMap(
+    (key) => [half(key), double(key)],
+  ),
+  ...(['alphaPower', 'firstBaselineSamples'] as const).flatMap((key) => [half(key), double(key)]),
+  half('overloadCloseShare'),
+  half('noiseZ'),
+  ...(['spreadPrior', 'tailWeight', 'tailCap', 'overloadCloseMinAnswers', 'pressureSaturation'] as const).flatMap(
+    (key) => [half(key), double(key)],
+  ),
+  ...(['minBaselineMs', 'failureGrowthVeto'] as const).flatMap((key) => [half(key), double(key)]),
 ];
 
 function runVariant(
