@@ -123,7 +123,7 @@ export const VARIANTS: readonly Variant[] = [
   ...(['spreadPrior', 'tailWeight', 'tailCap', 'overloadCloseMinAnswers', 'pressureSaturation'] as const).flatMap(
     (key) => [half(key), double(key)],
   ),
-  ...(['minBaselineMs', 'failureGrowthVeto'] as const).flatMap((key) => [half(key), double(key)]),
+  ...(['minBaselineMs', 'failureGrowthVeto', 'startupNoiseZ'] as const).flatMap((key) => [half(key), double(key)]),
 ];
 
 function runVariant(

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { record } from './support/record';
 import { summary } from './support/summary';
+import { resolveControlConfig } from '../../../src/limiter/control-config';
+import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { LATENCY_SMOOTHING, LatencySignal, SamplingWindow, type WindowRules } from '../../../src/limiter/window';
 
@@ -232,6 +234,15 @@ describe("the sampling window: what the slow start and Little's law read (adr/00
     for (let i = 0; i < 4; i++) record(few, 'ok', 100, 20, 0, BEFORE);
     for (let i = 0; i < 20; i++) record(few, 'overload', 1, 20, 0, BEFORE);
     expect(few.ready(100, 2_000)).toBe(false); // overloadCloseShare 1: only a window of nothing else
+  });
+
+  it("takes the answers an early close needs from the loop's tuning (the ablation varies overloadCloseMinAnswers)", () => {
+    const loop = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, overloadCloseMinAnswers: 4 });
+    const window = (loop as unknown as { window: SamplingWindow }).window;
+    for (let i = 0; i < 3; i++) record(window, 'overload', 1, 20, 0, BEFORE);
+    expect(window.ready(100, 2_000)).toBe(false); // 3 answers
+    record(window, 'overload', 1, 20, 0, BEFORE);
+    expect(window.ready(100, 2_000)).toBe(true); // 4 of 4, where the shipped 10 would wait
   });
 
   it('keeps the mean time its calls held their permit after the mark, 0 for calls that did not mark', () => {
