@@ -182,7 +182,8 @@ export class LimitControlLoop implements LimitController {
     this.steersOnMean = config.algorithm === 'vegas';
     this.slowStart = config.algorithm !== 'fixed' && tuning.startupGain > 0;
     this.roundLimit = config.initialLimit;
-    this.window = new SamplingWindow({ ...config, ...tuning });
+    const { overloadCloseShare, overloadCloseMinAnswers } = tuning;
+    this.window = new SamplingWindow({ ...config, overloadCloseShare, overloadCloseMinAnswers });
     this.baseline = new Baseline(tuning);
   }
 
@@ -668,9 +669,9 @@ export class LimitControlLoop implements LimitController {
   // The relative rise chance explains between means over `a` and `b` samples: startupNoiseZ standard errors of
   // their log difference (logs: a heavy tail is not a queue), at least startupThreshold.
   private noiseBound(a: number, b: number): number {
-    const sd =
-      this.spreadWeight >= ROUND_SAMPLES ? Math.sqrt(this.spreadSquares / this.spreadWeight) : this.tuning.spreadPrior;
     const tuning = this.tuning;
+    const sd =
+      this.spreadWeight >= ROUND_SAMPLES ? Math.sqrt(this.spreadSquares / this.spreadWeight) : tuning.spreadPrior;
     const noise = Math.expm1(tuning.startupNoiseZ * sd * Math.sqrt(1 / a + 1 / b));
     return noise > tuning.startupThreshold ? noise : tuning.startupThreshold;
   }
