@@ -1,6 +1,6 @@
 import { EventChannel } from '../core/events';
 import type { Observation } from '../core/observation';
-import { backoffFor, QUANTILE_SE_FACTOR } from './algorithms/algorithm';
+import { backoffFor } from './algorithms/algorithm';
 import type { Decision, LimitAlgorithm, WindowSummary } from './algorithms/algorithm';
 import { createAimd } from './algorithms/aimd';
 import { createFixed } from './algorithms/fixed';
@@ -90,7 +90,7 @@ export class LimitControlLoop implements LimitController {
     peakInflight: 0,
     meanInflight: 0,
     durationMs: 0,
-    quantileNoise: 0,
+    meanNoise: 0,
     floorSpans: 1,
   };
   private readonly decision: Decision = { estimate: 0, reason: 'warming-up' };
@@ -346,13 +346,12 @@ export class LimitControlLoop implements LimitController {
     // `statMs`: the window mean for vegas (Little's law counts queues in means, adr/0048), the quantile for gradient2.
     let statMs = Number.NaN;
     let meanMs = Number.NaN;
-    summary.quantileNoise = 0;
+    summary.meanNoise = 0;
     if (summary.samples > 0) {
       meanMs = window.latencyMean();
       statMs = this.steersOnMean ? meanMs : window.latencyQuantile();
-      // noiseZ relative standard errors of the statistic: a p90's is QUANTILE_SE_FACTOR x a mean's.
-      const seFactor = this.steersOnMean ? 1 : QUANTILE_SE_FACTOR;
-      summary.quantileNoise = tuning.noiseZ * ((seFactor * window.latencyCv()) / Math.sqrt(summary.samples));
+      // noiseZ relative standard errors of the mean; only vegas, which steers on the mean, reads it.
+      summary.meanNoise = tuning.noiseZ * (window.latencyCv() / Math.sqrt(summary.samples));
       this.signal.add(statMs);
     }
     // Only timeouts beyond a healthy upstream's tail are reduce signals (adr/0037).

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PRESSURE_SATURATION, QUANTILE_SE_FACTOR } from '../../src/limiter/algorithms/algorithm';
+import { PRESSURE_SATURATION } from '../../src/limiter/algorithms/algorithm';
 import { CONTROL_DEFAULTS, IDLE_WINDOWS } from '../../src/limiter/control-config';
 import { ROUND_SAMPLES } from '../../src/limiter/control-loop';
 import { DEFAULT_TUNING } from '../../src/limiter/control-tuning';
@@ -108,7 +108,6 @@ const SOURCE =
 const CONSTANTS: Record<string, number> = {
   ROUND_SAMPLES,
   IDLE_WINDOWS,
-  QUANTILE_SE_FACTOR,
   PRESSURE_SATURATION,
   LATENCY_SMOOTHING,
   LATENCY_WARMUP,

@@ -20,17 +20,11 @@ export interface WindowSummary {
   peakInflight: number;
   meanInflight: number;
   durationMs: number;
-  /** noiseZ relative standard errors of the statistic: a rise vegas does not count as queue (adr/0036, 0048). */
-  quantileNoise: number;
+  /** noiseZ relative standard errors of the window mean: a rise vegas does not count as queue (adr/0036, 0048). */
+  meanNoise: number;
   /** Window floors the window lasted, >= 1: vegas's no-queue growth is per floor of time (adr/0090). */
   floorSpans: number;
 }
-
-/**
- * A p90's relative standard error is ~1.7 x cv / sqrt(n) (small-sigma lognormal): a sample quantile's
- * variance q (1 - q) / (n f^2) at q = 0.9 gives sqrt(0.09) / phi(1.28) = 1.71.
- */
-export const QUANTILE_SE_FACTOR = 1.7;
 
 /** An algorithm's answer: the next fractional estimate and why. */
 export interface Decision {

@@ -160,12 +160,12 @@ describe('vegas step', () => {
   it("does not count a rise within the window's noise as a queue", () => {
     const d = decision();
     // Latency 105 is 4.76% above the baseline; a noise of 5% covers it: no queue at all.
-    vegas.step(200, summary({ latencyMs: 105, quantileNoise: 0.05 }), d);
+    vegas.step(200, summary({ latencyMs: 105, meanNoise: 0.05 }), d);
     expect(d.reason).toBe('no-queue');
     // Without the noise it is 200 x 0.0476 = 9.5 requests queued, inside the band; 1% of noise
     // takes 2 of them off, and it still is.
     expect(defaultAlpha(200) < 7.5 && defaultBeta(200) > 9.6).toBe(true);
-    vegas.step(200, summary({ latencyMs: 105, quantileNoise: 0.01 }), d);
+    vegas.step(200, summary({ latencyMs: 105, meanNoise: 0.01 }), d);
     expect(d.reason).toBe('queue-within-band');
   });
 

@@ -14,7 +14,7 @@ export function summary(overrides: Partial<WindowSummary> = {}): WindowSummary {
     peakInflight: 20,
     meanInflight: 20,
     durationMs: 2000,
-    quantileNoise: 0,
+    meanNoise: 0,
     floorSpans: 1,
   };
   const merged = { ...base, ...overrides };
