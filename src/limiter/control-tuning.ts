@@ -58,7 +58,7 @@ const SHIPPED = {
   pressureSaturation: PRESSURE_SATURATION,
   /** A window where failures are at least this share of the answers does not grow (adr/0030). */
   failureGrowthVeto: 0.5,
-  /** Standard errors of the window statistic a rise must exceed to count as queue (adr/0036). 0 = off. */
+  /** Standard errors of the window mean a rise must exceed to count as queue (adr/0036). 0 = off. */
   noiseZ: 1,
   /** The least baseline vegas compares with, ms: below it ratios are whole-ms clock ticks (Workers; adr/0036). */
   minBaselineMs: 5,
