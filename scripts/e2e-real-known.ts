@@ -57,8 +57,8 @@ const INBOUND_BUSY_MACHINE =
   "read 37 ms at a limit of 21 (16 in flight) and 37-42 ms at 36-39 (27 in flight), with 32 servers and no queue. vegas's band " +
   'is 5-13% of latency at L = 20-40 (alpha(L) / L = 0.085 (L / 10)^-0.4, twice that for beta), so that offset reads as queue, ' +
   'and where the limit settles depends on the machine in the seconds after the drain (16 -> 5, 32 -> 10-11 at 0.6 s; baselines 35-36 ms ' +
-  'in good and bad runs alike). Of 10 runs, 5 settled at 36-46 (goodput 1.11-1.30x the fixed cap of 32, in flight 0.86-1.19 C) and 5 at ' +
-  '17-22 (0.51-0.73x; limit median 0.53-0.69 C; in flight 0.36-0.51 C). ' +
+  'in good and bad runs alike). Of 11 runs, 5 settled at 36-46 (goodput 1.11-1.30x the fixed cap of 32, in flight 0.86-1.19 C) and 6 at ' +
+  '15-22 (0.51-0.73x; limit median 0.47-0.69 C; in flight 0.35-0.51 C); the last ran with adr/0114, whose raise needs our in-flight halved. ' +
   'The same physics as the PostgreSQL entries: the client and the server share the cores, and the latency knee the limiter sees is ' +
   "not the goodput knee. The issue's own 8 x 50 ms and 12 x 25 ms met every criterion in every run";
 export const KNOWN_REAL_SERVER_FAILURES: Readonly<Record<string, string>> = {

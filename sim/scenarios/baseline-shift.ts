@@ -16,18 +16,25 @@ import {
 import { OVERLOAD_QUEUE_PER_SERVER } from './convergence';
 
 /**
- * Scenario 8: a permanent 3x baseline shift at unchanged capacity (a deploy, a region failover).
- * Spec §5.3: a minimum-based baseline never recovers and clamps forever; the covariance-reset
- * baseline must take the slower upstream as the new normal.
+ * Scenario 8: a permanent baseline shift at unchanged capacity: 3x (a deploy, a region failover),
+ * or a small one (`factor` 1.3: a slower build, a busier machine). Spec §5.3: a minimum-based
+ * baseline never recovers and clamps forever; the limiter must take the slower upstream as the new
+ * normal. A small shift is the harder case: below raiseRatio it reads as queue (adr/0114).
  *
- * Model: C = 50 servers; service time lognormal(20 ms) for 60 s, then 3x slower for good. Load:
- * 1.5x the pre-shift throughput (so overload both before and after: 4.5x after). The true capacity
- * stays 50 concurrent calls. Criteria: the limit converges to 50 ±20% before the shift, and
- * returns to 50 ±20% after it (mean of the last quarter), within the run; the time is reported.
+ * Model: C = 50 servers; service time lognormal(20 ms) for 90 s, then `factor` x slower for good.
+ * Load: 1.5x the pre-shift throughput (so overload both before and after). The true capacity stays
+ * 50 concurrent calls. Criteria: the limit converges to 50 ±20% before the shift, and returns to
+ * 50 ±20% after it (mean of the last quarter), within the run; the time is reported.
  */
-export function baselineShift(algorithm: Algorithm, path: AdmissionPath = 'execute', seed = 0x5eed0008): Scenario {
-  const name = `baseline-shift-${algorithm}${pathSuffix(path)}`;
-  const title = `Permanent 3x baseline shift at capacity 50 (${algorithm}, ${path})`;
+export function baselineShift(
+  algorithm: Algorithm,
+  path: AdmissionPath = 'execute',
+  factor = 3,
+  seed = factor === 3 ? 0x5eed0008 : 0x5eed0018,
+): Scenario {
+  const shift = factor === 3 ? '' : `-${factor}x`;
+  const name = `baseline-shift${shift}-${algorithm}${pathSuffix(path)}`;
+  const title = `Permanent ${factor}x baseline shift at capacity 50 (${algorithm}, ${path})`;
   const capacity = 50;
   const service = serviceFor(capacity);
   return {
@@ -44,7 +51,7 @@ export function baselineShift(algorithm: Algorithm, path: AdmissionPath = 'execu
         upstream: { servers: capacity, service, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
         clients: (tools) => [clientFor(path, tools, 0, { algorithm })],
       });
-      world.simulator.at(phases[1]!.startMs, () => world.upstream.setServiceScale(3));
+      world.simulator.at(phases[1]!.startMs, () => world.upstream.setServiceScale(factor));
       const throughput = (capacity / service.meanMs) * 1000;
       new PoissonArrivals(
         world.simulator,
@@ -66,7 +73,7 @@ export function baselineShift(algorithm: Algorithm, path: AdmissionPath = 'execu
       const criteria = [
         within(`limit before the shift vs capacity ${capacity}`, beforeSettled.mean, 0.8 * capacity, 1.2 * capacity),
         within(
-          `limit after the 3x shift vs capacity ${capacity} (mean of last 25%)`,
+          `limit after the ${factor}x shift vs capacity ${capacity} (mean of last 25%)`,
           afterSettled.mean,
           0.8 * capacity,
           1.2 * capacity,

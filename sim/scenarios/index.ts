@@ -58,6 +58,7 @@ export function acceptanceScenarios(): Scenario[] {
     ...physics('vegas'),
     convergence(50, 'vegas', 'sync'),
     latencyCliff('vegas', 'sync'),
+    baselineShift('vegas', 'execute', 1.3),
     productionCase(),
     streaming(),
     lowTraffic(),

@@ -20,8 +20,9 @@ export class Baseline {
   /** Mean in-flight and quantile when the descent began; NaN outside one. */
   private descentInflight = Number.NaN;
   private descentLatencyMs = Number.NaN;
-  /** Shrinking windows in a row at raiseRatio x the baseline or more. */
+  /** Shrinking windows in a row at raiseRatio x the baseline or more (the floor's test), and over it at all. */
   private highWindows = 0;
+  private risenWindows = 0;
   constructor(private readonly tuning: ControlTuning) {}
 
   /** From a window at no load: the first clean one after a drain. `offer` sets through it. */
@@ -52,18 +53,16 @@ export class Baseline {
       this.descentInflight = meanInflight;
       this.descentLatencyMs = quantileMs;
     }
-    // Below raiseRatio, or for fewer than raiseWindows, the rise may be other clients' standing
-    // queue or start-up overshoot: raising on it, every client would in turn (adr/0047).
-    if (!(quantileMs >= tuning.raiseRatio * this.valueMs)) {
-      this.highWindows = 0;
-      return false;
-    }
-    this.highWindows++;
-    if (this.highWindows < tuning.raiseWindows) return false;
-    // At the floor (one call in flight) nothing queued is ours; above it, in-flight must have halved.
-    if (atFloor) return this.raise(quantileMs, meanMs);
+    // At the floor (one call in flight, nothing queued is ours) a rise under raiseRatio may still be other clients'
+    // standing queue or start-up overshoot (adr/0047). Above it, any rise that outlasts raiseWindows and our in-flight
+    // halving counts: a slower upstream under 2x otherwise held the limit at a few calls (adr/0114).
+    this.highWindows = quantileMs >= tuning.raiseRatio * this.valueMs ? this.highWindows + 1 : 0;
+    this.risenWindows = quantileMs > this.valueMs ? this.risenWindows + 1 : 0;
+    if (atFloor) return this.highWindows >= tuning.raiseWindows ? this.raise(quantileMs, meanMs) : false;
+    if (this.risenWindows < tuning.raiseWindows) return false;
     if (!(meanInflight <= this.descentInflight / 2)) return false;
-    // Elasticity of latency to our in-flight over the descent: 1 when the queue is ours, 0 when not.
+    // Elasticity of latency to our in-flight over the descent: 1 when the queue is ours, 0 when not. A queue of ours
+    // that halving took below the capacity reads low too, but the latency then is the no-load one, and so is the raise.
     const elasticity = Math.log(quantileMs / this.descentLatencyMs) / Math.log(meanInflight / this.descentInflight);
     return elasticity < tuning.raiseElasticity ? this.raise(quantileMs, meanMs) : false;
   }
@@ -72,6 +71,7 @@ export class Baseline {
   endDescent(): void {
     this.descentInflight = Number.NaN;
     this.highWindows = 0;
+    this.risenWindows = 0;
   }
 
   private raise(latencyMs: number, meanMs: number): boolean {

@@ -33,9 +33,9 @@ const SHIPPED = {
   noQueueJump: true,
   /** That growth is per window floor the window lasted, not per window (adr/0090). */
   noQueueGrowthPerFloor: true,
-  /** Stale baseline (adr/0047): the raise and the jump re-measure need latency this many times the baseline. */
+  /** Stale baseline (adr/0047): the jump re-measure and the raise at the floor need latency this many times the baseline. */
   raiseRatio: 2,
-  /** ...and latency fell by less than this share of our in-flight's fall, in log terms. */
+  /** Above the floor any rise counts (adr/0114) if latency fell by less than this share of our in-flight's fall, in log terms. */
   raiseElasticity: 0.5,
   /**
    * ...for this many shrinking windows in a row (Envoy re-measures after 5 windows at its minimum);

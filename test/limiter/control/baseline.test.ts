@@ -84,6 +84,31 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
     expect(baseline.valueMs).toBe(300);
   });
 
+  it('above the floor, takes a rise under 2x too: a 1.3x slower upstream is re-taken once in-flight halved (adr/0114)', () => {
+    const baseline = baselineAt100();
+    // vegas read 30% over the baseline as queue at every limit and shrank 40 -> 20 calls; latency stayed.
+    const raised = [40, 35, 30, 25, 20].map((inflight) => baseline.shrinking(130, 125, inflight, false));
+    expect(raised).toEqual([false, false, false, false, true]);
+    expect([baseline.valueMs, baseline.meanMs, baseline.raises]).toEqual([130, 125, 1]);
+  });
+
+  it('at the floor, keeps the 2x gate: five windows at 1.3x do not re-take it, and a 1.3x window starts the count over', () => {
+    const baseline = baselineAt100();
+    for (let w = 0; w < 5; w++) expect(baseline.shrinking(130, 125, 1, true)).toBe(false);
+    for (let w = 0; w < 4; w++) baseline.shrinking(300, 280, 1, true);
+    expect(baseline.shrinking(130, 125, 1, true)).toBe(false);
+    expect(baseline.shrinking(300, 280, 1, true)).toBe(false);
+    expect([baseline.valueMs, baseline.raises]).toEqual([100, 0]);
+  });
+
+  it('above the floor, counts only windows over the baseline: one at it starts over', () => {
+    const baseline = baselineAt100();
+    for (const inflight of [40, 35, 30, 25]) baseline.shrinking(130, 125, inflight, false);
+    expect(baseline.shrinking(100, 95, 22, false)).toBe(false);
+    for (const inflight of [21, 20, 19, 18]) expect(baseline.shrinking(130, 125, inflight, false)).toBe(false);
+    expect(baseline.shrinking(130, 125, 17, false)).toBe(true);
+  });
+
   it('is kept when latency fell with the in-flight that built it (our own queue: elasticity 1)', () => {
     const baseline = baselineAt100();
     // 400 ms at 40 in flight down to 200 ms at 20: latency halved with in-flight.
