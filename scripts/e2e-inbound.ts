@@ -51,6 +51,8 @@ const PLAN = {
   /** As e2e:real's SHED_PAUSE_MS: a refused connection comes back 10 ms later. */
   shedPauseMs: 10,
   sampleEveryMs: 100,
+  /** A load call, or the upstream's first line, that takes longer means a process does not answer (exit 2). */
+  callTimeoutMs: 10_000,
   /** The issue's 8 x 50 ms; a short service time, where the app's own event loop is a large share; a larger capacity. */
   upstreams: [
     { capacity: 8, serviceMs: 50 },
@@ -75,8 +77,7 @@ async function upstreamRole(capacity: number, serviceMs: number): Promise<void> 
   // The parent closes stdin when it is done: the samples go out on stdout, then the process ends.
   process.stdin.resume();
   process.stdin.on('end', () => {
-    console.log(JSON.stringify({ samples }));
-    process.exit(0);
+    process.stdout.write(`${JSON.stringify({ samples })}\n`, () => process.exit(0));
   });
 }
 
@@ -87,7 +88,7 @@ async function loadRole(url: string, ms: number, connections: number): Promise<v
     Array.from({ length: connections }, async () => {
       while (performance.now() < until) {
         try {
-          const res = await fetch(url);
+          const res = await fetch(url, { signal: AbortSignal.timeout(PLAN.callTimeoutMs) });
           await res.arrayBuffer();
           if (res.status === 200) counts.ok++;
           else counts.shed++;
@@ -122,6 +123,7 @@ function child(args: string[]): ChildProcessWithoutNullStreams {
 /** Each JSON line the child prints, in order; resolves at its exit, rejects on a non-zero one. */
 function linesOf(proc: ChildProcessWithoutNullStreams, onLine?: (value: unknown) => void): Promise<unknown[]> {
   const values: unknown[] = [];
+  let failure: HarnessError | undefined;
   let buffer = '';
   let errors = '';
   proc.stderr.on('data', (d: Buffer) => {
@@ -132,16 +134,26 @@ function linesOf(proc: ChildProcessWithoutNullStreams, onLine?: (value: unknown)
     for (let i = buffer.indexOf('\n'); i >= 0; i = buffer.indexOf('\n')) {
       const line = buffer.slice(0, i);
       buffer = buffer.slice(i + 1);
-      const value: unknown = JSON.parse(line);
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        proc.kill();
+        failure = new HarnessError(`a child printed a line that is not JSON: ${line.slice(0, 200)}`);
+        continue;
+      }
       values.push(value);
       onLine?.(value);
     }
   });
   return new Promise((resolve, reject) => {
     proc.on('error', reject);
-    proc.on('exit', (code) =>
-      code === 0 ? resolve(values) : reject(new HarnessError(`child exited ${code}: ${errors.trim()}`)),
-    );
+    // 'close', not 'exit': stdout may still hold the last line when the process exits.
+    proc.on('close', (code) => {
+      if (failure !== undefined) reject(failure);
+      else if (code === 0) resolve(values);
+      else reject(new HarnessError(`child exited ${code}: ${errors.trim()}`));
+    });
   });
 }
 
@@ -179,22 +191,24 @@ async function startApp(upstreamUrl: string, make: () => Limiter): Promise<App> 
   });
   const api = resilientFetch(registry);
   const server = createServer((_req, res) => {
-    api(`${upstreamUrl}/work`).then(
-      async (upstream) => {
+    api(`${upstreamUrl}/work`)
+      .then(async (upstream) => {
         await upstream.arrayBuffer();
         res.writeHead(upstream.status, { 'content-type': 'text/plain' });
         res.end('ok');
-      },
-      (error: unknown) => {
-        if (isResilixError(error)) {
+      })
+      // A refusal before the call (503, Retry-After), or the upstream failing, the body included (502).
+      .catch((error: unknown) => {
+        if (res.headersSent) {
+          res.destroy();
+        } else if (isResilixError(error)) {
           res.writeHead(503, { 'retry-after': retryAfterHeader(error), 'content-type': 'text/plain' });
           res.end('overloaded, retry later\n');
         } else {
           res.writeHead(502, { 'content-type': 'text/plain' });
           res.end('upstream failed\n');
         }
-      },
-    );
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -230,9 +244,14 @@ async function runLoad(upstreamUrl: string, make: () => Limiter, ms: number, con
     if (gate !== undefined) limits.push([performance.now() - startedAt, gate.snapshot().limit]);
   }, PLAN.sampleEveryMs);
   try {
-    const out = await linesOf(child(['--load', app.url, String(ms), String(connections)]));
+    const load = child(['--load', app.url, String(ms), String(connections)]);
+    // A load that has not finished its calls long after its time is a process that does not answer.
+    const stuck = setTimeout(() => load.kill(), ms + 2 * PLAN.callTimeoutMs);
+    const out = await linesOf(load).finally(() => clearTimeout(stuck));
     const appCpuMs = cpuMs() - cpuAtStart;
-    return { startedAt, served: app.served, limits, load: out.at(-1) as Run['load'], appCpuMs };
+    const counts = out.at(-1) as Run['load'] | undefined;
+    if (typeof counts?.ok !== 'number') throw new HarnessError('the load printed no counts');
+    return { startedAt, served: app.served, limits, load: counts, appCpuMs };
   } finally {
     clearInterval(sampler);
     await app.close();
@@ -266,7 +285,13 @@ async function trial(capacity: number, serviceMs: number): Promise<Criterion[]> 
     if (typeof v === 'object' && v !== null && 'url' in v) announce(String(v.url));
   });
   try {
-    const url = await Promise.race([ready, lines.then(() => Promise.reject(new HarnessError('no upstream url')))]);
+    const url = await Promise.race([
+      ready,
+      lines.then(() => Promise.reject(new HarnessError('the upstream exited without its url'))),
+      sleep(PLAN.callTimeoutMs).then(() =>
+        Promise.reject(new HarnessError(`the upstream printed no url within ${PLAN.callTimeoutMs} ms`)),
+      ),
+    ]);
     const fixedAt = (cap: number) => () =>
       limiter({ algorithm: 'fixed', initialLimit: cap, minLimit: 1, maxLimit: Math.max(200, cap) });
 
@@ -286,7 +311,8 @@ async function trial(capacity: number, serviceMs: number): Promise<Criterion[]> 
     const limit = quantiles(limits);
     proc.stdin.end();
     const out = await lines;
-    const samples = (out.at(-1) as { samples: [number, number, number][] }).samples;
+    const samples = (out.at(-1) as { samples?: [number, number, number][] } | undefined)?.samples;
+    if (!Array.isArray(samples)) throw new HarnessError('the upstream printed no samples');
     const counted = samples.filter(([t]) => t - wallStart >= PLAN.settleMs && t - wallStart < PLAN.runMs);
     const inflight = counted.reduce((n, [, v]) => n + v, 0) / counted.length;
     // Cores each process kept busy over the run: the load, the app (with the limiter), the upstream.
@@ -362,7 +388,14 @@ async function main(argv: string[]): Promise<number> {
   const unknown = missed.filter((c) => !known(c));
   const reports = join(dirname(fileURLToPath(import.meta.url)), '..', 'reports');
   mkdirSync(reports, { recursive: true });
-  const report = { measuredAt: new Date().toISOString(), node: process.version, plan: PLAN, bounds: BOUNDS, criteria };
+  const report = {
+    measuredAt: new Date().toISOString(),
+    node: process.version,
+    upstreams,
+    plan: PLAN,
+    bounds: BOUNDS,
+    criteria: criteria.map((c) => ({ ...c, known: known(c) })),
+  };
   writeFileSync(join(reports, 'e2e-inbound.json'), `${JSON.stringify(report, null, 2)}\n`);
   console.log(
     `e2e:inbound: ${criteria.length - missed.length} of ${criteria.length} criteria met (reports/e2e-inbound.json)`,
@@ -375,6 +408,14 @@ async function main(argv: string[]): Promise<number> {
     console.log(`  listed as known and met this run: ${c.upstream} / ${c.name}: ${fixed(c.value, 2)}`);
   }
   return unknown.length === 0 ? 0 : 1;
+}
+
+// Anything thrown outside main's promise (a listener, a timer) is the harness failing: exit 2, not 1.
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.on(event, (error: unknown) => {
+    console.error(`e2e:inbound: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(2);
+  });
 }
 
 main(process.argv.slice(2)).then(

@@ -33,9 +33,9 @@ const SHIPPED = {
   noQueueJump: true,
   /** That growth is per window floor the window lasted, not per window (adr/0090). */
   noQueueGrowthPerFloor: true,
-  /** Stale baseline (adr/0047): the jump re-measure and the raise at the floor need latency this many times the baseline. */
+  /** A stale baseline (adr/0047): a jump, the raise at the floor, the drain's re-aim and the slow start's rise test need this many x the baseline. */
   raiseRatio: 2,
-  /** Above the floor any rise counts (adr/0114) if latency fell by less than this share of our in-flight's fall, in log terms. */
+  /** Above the floor the raise (adr/0114) needs windows over the baseline, in-flight halved, and latency fallen by less than this share of its fall (log terms). */
   raiseElasticity: 0.5,
   /**
    * ...for this many shrinking windows in a row (Envoy re-measures after 5 windows at its minimum);
