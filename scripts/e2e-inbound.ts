@@ -37,6 +37,7 @@ import { startUpstream } from '../demo/upstream';
 import { isResilixError, KeyRegistry, type Limiter, limiter, resilientFetch, retryAfterHeader } from '../src/index';
 import { KNOWN_REAL_SERVER_FAILURES, knownKey } from './e2e-real-known';
 import { ascending, fixed, quantile, quantiles } from './e2e-real-metrics';
+import { HarnessError } from './e2e-real-servers';
 
 const PLAN = {
   /** The issue's trial: 100 connections from the first second. */
@@ -62,8 +63,6 @@ const PLAN = {
 } as const;
 
 const BOUNDS = { inflight: 1.5, p90: 2, goodput: 0.85, limitLow: 0.7, limitHigh: 2 } as const;
-
-class HarnessError extends Error {}
 
 // ---------------------------------------------------------------------------------------------
 // The two child roles: `--upstream C ms` and `--load url ms connections`.
