@@ -34,6 +34,17 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
       'The earlier reading, a dead zone between limits 1 and 2 (a limit-1 client grows while latency is under ~1.44x its baseline, alpha(1) = 0.21, less the noise margin; a limit-2 client shrinks past ~1.7x, beta(2) = 0.65), does not explain the failing seeds: there the outlier sits at 7-8. Growing only on the queue plus its noise (tried, adr/0096) took it to 13 of 16 but cost n50-s2 8 seeds, and one cold start at C = 100 stalled at 0.69 of its goodput.',
     sweepPasses: 14,
   },
+  'baseline-shift-1.15x-vegas': {
+    problem:
+      'an upstream that turns 15% slower for good at C = 50 collapses the limit to 0.21-0.36 C on about half the seeds: vegas reads a steady excess as queue, and the descent that would show it is not ours stops just short of halving our in-flight',
+    measured:
+      'limit after the shift (mean of the last quarter) 10.6-18.1 against [40, 60] on 9 of 16 gate seeds and 10 of 16 held out (k = 16..31); the passing seeds end at 52.8-54.0, back in the band 45-55 s after the shift (adr/0115). ' +
+      'A steady excess e reads as L e / (1 + e) queued calls; the band beta(L) = 0.43 L^0.6 calls is sublinear, so the limit holds wherever that reading lies between alpha and beta, L in [3.5, 19.5] at 1.15x before the noise margin, and a single descent from 1.06 C must pass 0.5 C (26.5) for the stale-baseline raise (adr/0114) to test it. ' +
+      'On a traced failing seed the first descent halted at 28.9 on one hold window (the noise margin lifts the band), and the later descents, each ended by a hold, never halved again; every noisy window above beta shrinks and none grows, so the limit walks down. ' +
+      'The same collapse sits at 1.3x for C = 10 (5 of 8 seeds at 3.5-3.9) and 1.2x for C = 20 (7 of 8 at 7.0-9.0): the offset where the band stops at half the capacity, 1 / (1 - 0.43 (C / 2)^-0.4). ' +
+      "Letting hold windows continue a descent fixed 1.15x (8 of 8) but lost 6 fleet runs of 1 024 (n10-s2, n10-s5, n50-s2, shared-upstream twice): a fleet client cannot tell the others' standing queue from a slower upstream, and raises cascaded 103 -> 357 ms (adr/0115)",
+    sweepPasses: 7,
+  },
   'production-slowdown': {
     problem:
       'on one seed the start sheds 5.9% of healthy traffic (bound 1%): a slow start that ends early on a noisy round',
