@@ -60,8 +60,8 @@ const INBOUND_BUSY_MACHINE =
   'in good and bad runs alike). Of 11 runs, 5 settled at 36-46 (goodput 1.11-1.30x the fixed cap of 32, in flight 0.86-1.19 C) and 6 at ' +
   '15-22 (0.51-0.73x; limit median 0.47-0.69 C; in flight 0.35-0.51 C); the last ran with adr/0114, whose raise needs our in-flight halved. ' +
   'The same physics as the PostgreSQL entries: the client and the server share the cores, and the latency knee the limiter sees is ' +
-  "not the goodput knee. The issue's own 8 x 50 ms and 12 x 25 ms met every criterion in every run. adr/0115 measures the " +
-  "steady-offset collapse in the simulator (1.15x at C = 50) and why a fleet-safe limiter cannot tell it from other clients' queue";
+  "not the goodput knee. The issue's own 8 x 50 ms and 12 x 25 ms met every criterion in every run. adr/0115 measures a " +
+  'steady-slowdown collapse in the simulator (1.15x at C = 50); these runs may be the same mechanism, not traced to it';
 export const KNOWN_REAL_SERVER_FAILURES: Readonly<Record<string, string>> = {
   'postgres / closed loop / goodput': POSTGRES_SMALL_KNEE,
   'gunicorn / phase change / re-converged after 4 -> 2 workers': SMALL_KNEE_DITHER,
