@@ -36,15 +36,14 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
   },
   'baseline-shift-1.15x-vegas': {
     problem:
-      'an upstream that turns 15% slower for good at C = 50 collapses the limit to 0.27-0.36 C on 2 of 16 gate seeds: vegas reads a steady slowdown as queue, and the descent that would show it is not ours stops just short of halving our in-flight',
+      'an upstream that turns 15% slower for good at C = 50 collapses the limit to 0.21-0.36 C on 19 of 32 seeds: vegas reads a steady excess as queue, and the descent that would show it is not ours stops just short of halving our in-flight',
     measured:
-      'limit after the shift (mean of the last quarter) 14.0 and 17.3 against [40, 60] on 2 of 16 gate seeds and 13.5 and 18.1 on 2 of 16 held out (k = 16..31); the passing seeds end at 52.8-54.0, back in the band 45-62 s after the shift. ' +
-      'Before adr/0116, 7 of 16 gate seeds and 6 of 16 held out passed: a single window inside the band ended the descent (adr/0115). ' +
+      'limit after the shift (mean of the last quarter) 10.6-18.1 against [40, 60] on 9 of 16 gate seeds and 10 of 16 held out (k = 16..31); the passing seeds end at 52.8-54.0, back in the band 45-55 s after the shift (adr/0115). ' +
       'A slowdown by a factor f reads as L (1 - 1/f) queued calls; the band beta(L) = 0.43 L^0.6 calls is sublinear, so the limit holds wherever that reading lies between alpha and beta, L in about [3.4, 19] at 1.15x before the noise margin, and a single descent must halve our in-flight (53 -> 26.5) for the stale-baseline raise (adr/0114) to test it. ' +
-      'The seeds left were not traced. By the mechanism, a descent ends on two windows in a row inside the band, later descents end the same way and never halve again, and since every noisy window above beta shrinks and none grows, the limit walks down. ' +
-      'The same collapse sits close to 1.2x for C = 20 (7 of 8 seeds at 7.0-9.0, unchanged by adr/0116) and 1.3x for C = 10 (1 of 8 since adr/0116, 5 of 8 before): the factor where the band stops at half the capacity, 1 / (1 - 0.43 (C / 2)^-0.4). ' +
-      "Letting every hold window continue a descent lost 6 fleet runs of 1 056 (n10-s2, n10-s5, n50-s2, shared-upstream twice): a fleet client cannot tell the others' standing queue from a slower upstream, and its baselines cascaded from 103-104 ms up to 357 ms (adr/0115).",
-    sweepPasses: 14,
+      'On a traced failing seed the first descent halted at 28.9 on one hold window (the noise margin lifts the band), and the later descents, each ended by a hold, never halved again; every noisy window above beta shrinks and none grows, so the limit walks down. ' +
+      'The same collapse sits at 1.3x for C = 10 (5 of 8 seeds at 3.5-3.9) and 1.2x for C = 20 (7 of 8 at 7.0-9.0): close to the factor where the band stops at half the capacity, 1 / (1 - 0.43 (C / 2)^-0.4). ' +
+      "Letting hold windows continue a descent fixed 1.15x (8 of 8) but lost 6 fleet runs of 1 056 (n10-s2, n10-s5, n50-s2, shared-upstream twice): a fleet client cannot tell the others' standing queue from a slower upstream, and its baselines cascaded from 103-104 ms up to 357 ms (adr/0115).",
+    sweepPasses: 7,
   },
   'production-slowdown': {
     problem:

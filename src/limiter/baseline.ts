@@ -23,8 +23,6 @@ export class Baseline {
   /** Shrinking windows in a row at raiseRatio x the baseline or more (the floor's test), and over it at all. */
   private highWindows = 0;
   private risenWindows = 0;
-  /** The last window held inside the band: one more ends the descent. */
-  private holding = false;
   constructor(private readonly tuning: ControlTuning) {}
 
   /** From a window at no load: the first clean one after a drain. `offer` sets through it. */
@@ -51,7 +49,6 @@ export class Baseline {
   /** A clean window in which the latency rule shrank the limit; true if it re-took a stale baseline. */
   shrinking(quantileMs: number, meanMs: number, meanInflight: number, atFloor: boolean): boolean {
     const tuning = this.tuning;
-    this.holding = false;
     if (this.descentInflight !== this.descentInflight) {
       this.descentInflight = meanInflight;
       this.descentLatencyMs = quantileMs;
@@ -70,18 +67,8 @@ export class Baseline {
     return elasticity < tuning.raiseElasticity ? this.raise(quantileMs, meanMs) : false;
   }
 
-  /**
-   * A window inside the band (adr/0116). A descent that reaches the band's upper edge reads inside it on noise once;
-   * as a slow-start exit is confirmed by the next round (adr/0045), the end of a descent is confirmed by the next window.
-   */
-  held(): void {
-    if (this.holding) this.endDescent();
-    else this.holding = true;
-  }
-
   /** A window that did not shrink the limit ends the descent. */
   endDescent(): void {
-    this.holding = false;
     this.descentInflight = Number.NaN;
     this.highWindows = 0;
     this.risenWindows = 0;

@@ -552,8 +552,7 @@ export class LimitControlLoop implements LimitController {
       this.endSlowStart(now);
       this.jumpDrain = true;
     } else if (!latencyShrink(reason)) {
-      if (reason === 'queue-within-band') baseline.held();
-      else baseline.endDescent();
+      baseline.endDescent();
     } else if (
       latencyDriven &&
       clean &&

@@ -140,24 +140,6 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
     expect(baseline.shrinking(300, 280, 10, false)).toBe(true);
   });
 
-  it('keeps a descent through one window inside the band and ends it at the second in a row (adr/0116)', () => {
-    const baseline = baselineAt100();
-    // 1.15x slower: the descent from 40 touches the band's edge once at 24 and goes on; 40 -> 20 halves.
-    for (const inflight of [40, 34, 28, 24]) expect(baseline.shrinking(115, 110, inflight, false)).toBe(false);
-    baseline.held();
-    expect(baseline.shrinking(115, 110, 20, false)).toBe(true);
-    expect([baseline.valueMs, baseline.raises]).toEqual([115, 1]);
-
-    // Two holds in a row: the descent ends, and the next one starts from where it stands.
-    const settled = baselineAt100();
-    for (const inflight of [40, 34, 28, 24]) settled.shrinking(115, 110, inflight, false);
-    settled.held();
-    settled.held();
-    for (const inflight of [22, 20, 18, 16]) expect(settled.shrinking(115, 110, inflight, false)).toBe(false);
-    expect(settled.shrinking(115, 110, 12, false)).toBe(false);
-    expect(settled.shrinking(115, 110, 11, false)).toBe(true);
-  });
-
   it('is never re-taken downwards by the stale rule', () => {
     const tuning = { ...DEFAULT_TUNING, raiseRatio: 0.5 };
     const baseline = new Baseline(tuning);
