@@ -42,7 +42,7 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
       'A slowdown by a factor f reads as L (1 - 1/f) queued calls; the band beta(L) = 0.43 L^0.6 calls is sublinear, so the limit holds wherever that reading lies between alpha and beta, L in about [3.4, 19] at 1.15x before the noise margin, and a single descent must halve our in-flight (53 -> 26.5) for the stale-baseline raise (adr/0114) to test it. ' +
       'On a traced failing seed the first descent halted at 28.9 on one hold window (the noise margin lifts the band), and the later descents, each ended by a hold, never halved again; every noisy window above beta shrinks and none grows, so the limit walks down. ' +
       'The same collapse sits at 1.3x for C = 10 (5 of 8 seeds at 3.5-3.9) and 1.2x for C = 20 (7 of 8 at 7.0-9.0): close to the factor where the band stops at half the capacity, 1 / (1 - 0.43 (C / 2)^-0.4). ' +
-      "Letting hold windows continue a descent fixed 1.15x (8 of 8) but lost 6 fleet runs of 1 056 (n10-s2, n10-s5, n50-s2, shared-upstream twice): a fleet client cannot tell the others' standing queue from a slower upstream, and its baselines cascaded from 103-104 ms up to 357 ms (adr/0115).",
+      "Letting hold windows continue a descent fixed 1.15x (8 of 8) but lost 6 fleet runs of 1 056 (n10-s2, n10-s5, n50-s2, shared-upstream twice): a fleet client cannot tell the others' standing queue from a slower upstream, and its baselines cascaded from 103-104 ms up to 357 ms. Letting only one hold in a row continue it passed 14 of 16 gate seeds with no simulated loss, and was reverted: the real gunicorn then re-converged after 4 -> 2 workers in 14.4-14.6 s against 0.0 s (adr/0115).",
     sweepPasses: 7,
   },
   'production-slowdown': {
