@@ -36,14 +36,14 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
   },
   'baseline-shift-1.15x-vegas': {
     problem:
-      'an upstream that turns 15% slower for good at C = 50 collapses the limit to 0.21-0.36 C on 19 of 32 seeds: vegas reads a steady excess as queue, and the descent that would show it is not ours stops just short of halving our in-flight',
+      'an upstream that turns 15% slower for good at C = 50 collapses the limit to 0.27-0.36 C on 4 of 32 seeds (19 before adr/0117): vegas reads a steady excess as queue, and the descent that would show it is not ours stops just short of halving our in-flight',
     measured:
-      'limit after the shift (mean of the last quarter) 10.6-18.1 against [40, 60] on 9 of 16 gate seeds and 10 of 16 held out (k = 16..31); the passing seeds end at 52.8-54.0, back in the band 45-55 s after the shift (adr/0115). ' +
+      'limit after the shift (mean of the last quarter) 14.0 and 17.3 against [40, 60] on 2 of 16 gate seeds, 13.5 and 18.1 on 2 of 16 held out (k = 16..31), and on 6 of 32 at k = 32..63; before adr/0117 (one hold window keeps a descent) it failed 9, 10 and 13 of those (adr/0115). ' +
       'A slowdown by a factor f reads as L (1 - 1/f) queued calls; the band beta(L) = 0.43 L^0.6 calls is sublinear, so the limit holds wherever that reading lies between alpha and beta, L in about [3.4, 19] at 1.15x before the noise margin, and a single descent must halve our in-flight (53 -> 26.5) for the stale-baseline raise (adr/0114) to test it. ' +
-      'On a traced failing seed the first descent halted at 28.9 on one hold window (the noise margin lifts the band), and the later descents, each ended by a hold, never halved again; every noisy window above beta shrinks and none grows, so the limit walks down. ' +
-      'The same collapse sits at 1.3x for C = 10 (5 of 8 seeds at 3.5-3.9) and 1.2x for C = 20 (7 of 8 at 7.0-9.0): close to the factor where the band stops at half the capacity, 1 / (1 - 0.43 (C / 2)^-0.4). ' +
-      "Letting hold windows continue a descent fixed 1.15x (8 of 8) but lost 6 fleet runs of 1 056 (n10-s2, n10-s5, n50-s2, shared-upstream twice): a fleet client cannot tell the others' standing queue from a slower upstream, and its baselines cascaded from 103-104 ms up to 357 ms. Letting only one hold in a row continue it passed 14 of 16 gate seeds with no simulated loss, and was reverted after the real gunicorn re-converged after 4 -> 2 workers in 14.4-14.6 s; the tree without it then measured 0.0 s and 14.2 s, so it is the first candidate to re-apply (adr/0115).",
-    sweepPasses: 7,
+      'Before adr/0117, on a traced failing seed the first descent halted at 28.9 on one hold window (the noise margin lifts the band), and the later descents, each ended by a hold, never halved again; every noisy window above beta shrinks and none grows, so the limit walks down. ' +
+      'The same collapse sits at 1.3x for C = 10 (5 of 8 seeds at 3.5-3.9) and 1.2x for C = 20 (7 of 8 at 7.0-9.0; after adr/0117, 1 of 8 and 7 of 8): close to the factor where the band stops at half the capacity, 1 / (1 - 0.43 (C / 2)^-0.4). ' +
+      "Letting hold windows continue a descent fixed 1.15x (8 of 8) but lost 6 fleet runs of 1 056 (n10-s2, n10-s5, n50-s2, shared-upstream twice): a fleet client cannot tell the others' standing queue from a slower upstream, and its baselines cascaded from 103-104 ms up to 357 ms. Letting only one hold in a row continue it is adr/0117, with the elasticity read from the descent's peak so that a capacity drop during a descent is not taken for a slowdown; the seeds left were not traced.",
+    sweepPasses: 14,
   },
   'production-slowdown': {
     problem:

@@ -17,12 +17,16 @@ export class Baseline {
   meanMs = Number.NaN;
   /** Times the baseline was re-taken upwards since construction. */
   raises = 0;
-  /** Mean in-flight and quantile when the descent began; NaN outside one. */
+  /** Mean in-flight when the descent began; NaN outside one. */
   private descentInflight = Number.NaN;
-  private descentLatencyMs = Number.NaN;
+  /** The descent's highest quantile and the mean in-flight it came with. */
+  private peakLatencyMs = Number.NaN;
+  private peakInflight = Number.NaN;
   /** Shrinking windows in a row at raiseRatio x the baseline or more (the floor's test), and over it at all. */
   private highWindows = 0;
   private risenWindows = 0;
+  /** The last window held inside the band: one more ends the descent. */
+  private holding = false;
   constructor(private readonly tuning: ControlTuning) {}
 
   /** From a window at no load: the first clean one after a drain. `offer` sets through it. */
@@ -49,9 +53,13 @@ export class Baseline {
   /** A clean window in which the latency rule shrank the limit; true if it re-took a stale baseline. */
   shrinking(quantileMs: number, meanMs: number, meanInflight: number, atFloor: boolean): boolean {
     const tuning = this.tuning;
-    if (this.descentInflight !== this.descentInflight) {
-      this.descentInflight = meanInflight;
-      this.descentLatencyMs = quantileMs;
+    this.holding = false;
+    if (this.descentInflight !== this.descentInflight) this.descentInflight = meanInflight;
+    // The elasticity is measured from the descent's peak, not its start: an upstream that changes during the
+    // descent (a capacity drop) read from the old upstream's latency looks like "latency stayed while we shrank".
+    if (!(quantileMs <= this.peakLatencyMs)) {
+      this.peakLatencyMs = quantileMs;
+      this.peakInflight = meanInflight;
     }
     // At the floor (one call in flight, nothing queued is ours) a rise under raiseRatio may still be other clients'
     // standing queue or start-up overshoot (adr/0047). Above it, any rise that outlasts raiseWindows and our in-flight
@@ -63,13 +71,26 @@ export class Baseline {
     if (!(meanInflight <= this.descentInflight / 2)) return false;
     // Elasticity of latency to our in-flight over the descent: 1 when the queue is ours, 0 when not. A queue of ours
     // that halving took below the capacity reads low too, but the latency then is the no-load one, and so is the raise.
-    const elasticity = Math.log(quantileMs / this.descentLatencyMs) / Math.log(meanInflight / this.descentInflight);
+    if (!(meanInflight < this.peakInflight)) return false;
+    const elasticity = Math.log(quantileMs / this.peakLatencyMs) / Math.log(meanInflight / this.peakInflight);
     return elasticity < tuning.raiseElasticity ? this.raise(quantileMs, meanMs) : false;
+  }
+
+  /**
+   * A window inside the band (adr/0117). A descent that reaches the band's upper edge reads inside it on noise once;
+   * as a slow-start exit is confirmed by the next round (adr/0045), the end of a descent is confirmed by the next window.
+   */
+  held(): void {
+    if (this.holding) this.endDescent();
+    else this.holding = true;
   }
 
   /** A window that did not shrink the limit ends the descent. */
   endDescent(): void {
+    this.holding = false;
     this.descentInflight = Number.NaN;
+    this.peakLatencyMs = Number.NaN;
+    this.peakInflight = Number.NaN;
     this.highWindows = 0;
     this.risenWindows = 0;
   }

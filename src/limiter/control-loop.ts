@@ -552,7 +552,8 @@ export class LimitControlLoop implements LimitController {
       this.endSlowStart(now);
       this.jumpDrain = true;
     } else if (!latencyShrink(reason)) {
-      baseline.endDescent();
+      if (reason === 'queue-within-band') baseline.held();
+      else baseline.endDescent();
     } else if (
       latencyDriven &&
       clean &&

@@ -140,6 +140,56 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
     expect(baseline.shrinking(300, 280, 10, false)).toBe(true);
   });
 
+  it("reads the elasticity from the descent's peak: a capacity drop during it is not a slower upstream (adr/0117)", () => {
+    // workers-halve: 4 -> 2 servers of 20 ms while vegas shrinks our own queue of 6. From its start (31.6 ms at 6 in
+    // flight) 3 calls on 2 servers read the same latency as 6 on 4, elasticity ~0; from the peak the new capacity
+    // made (42.3 ms at 4), latency falls with our in-flight.
+    const baseline = new Baseline(DEFAULT_TUNING);
+    baseline.set(20.6, 20.6);
+    const windows: Array<[number, number]> = [
+      [31.6, 6],
+      [30.9, 6],
+      [27.8, 4],
+      [42.3, 4],
+      [30.7, 3],
+      [29.5, 3],
+    ];
+    for (const [latencyMs, inflight] of windows)
+      expect(baseline.shrinking(latencyMs, latencyMs, inflight, false)).toBe(false);
+    expect(baseline.shrinking(21, 21, 2, false)).toBe(false);
+    expect([baseline.valueMs, baseline.raises]).toEqual([20.6, 0]);
+  });
+
+  it("needs our in-flight below the peak's: a latency that fell at the peak's in-flight says nothing (adr/0117)", () => {
+    const baseline = baselineAt100();
+    for (const inflight of [40, 35, 30, 25]) baseline.shrinking(130, 125, inflight, false);
+    // The peak moves to 20 calls; halved from 40, but not below the peak's in-flight.
+    expect(baseline.shrinking(140, 135, 20, false)).toBe(false);
+    expect(baseline.shrinking(130, 125, 20, false)).toBe(false);
+    // 20 -> 19 calls and 140 -> 130 ms: latency fell with our in-flight (elasticity 1.4). 20 -> 15: it did not (0.26).
+    expect(baseline.shrinking(130, 125, 19, false)).toBe(false);
+    expect(baseline.shrinking(130, 125, 15, false)).toBe(true);
+    expect([baseline.valueMs, baseline.raises]).toEqual([130, 1]);
+  });
+
+  it('keeps a descent through one window inside the band and ends it at the second in a row (adr/0117)', () => {
+    const baseline = baselineAt100();
+    // 1.15x slower: the descent from 40 touches the band's edge once at 24 and goes on; 40 -> 20 halves.
+    for (const inflight of [40, 34, 28, 24]) expect(baseline.shrinking(115, 110, inflight, false)).toBe(false);
+    baseline.held();
+    expect(baseline.shrinking(115, 110, 20, false)).toBe(true);
+    expect([baseline.valueMs, baseline.raises]).toEqual([115, 1]);
+
+    // Two holds in a row: the descent ends, and the next one starts from where it stands.
+    const settled = baselineAt100();
+    for (const inflight of [40, 34, 28, 24]) settled.shrinking(115, 110, inflight, false);
+    settled.held();
+    settled.held();
+    for (const inflight of [22, 20, 18, 16]) expect(settled.shrinking(115, 110, inflight, false)).toBe(false);
+    expect(settled.shrinking(115, 110, 12, false)).toBe(false);
+    expect(settled.shrinking(115, 110, 11, false)).toBe(true);
+  });
+
   it('is never re-taken downwards by the stale rule', () => {
     const tuning = { ...DEFAULT_TUNING, raiseRatio: 0.5 };
     const baseline = new Baseline(tuning);
