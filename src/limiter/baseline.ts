@@ -19,7 +19,7 @@ export class Baseline {
   raises = 0;
   /** Mean in-flight when the descent began; NaN outside one. */
   private descentInflight = Number.NaN;
-  /** The descent's highest quantile and the mean in-flight it came with. */
+  /** The descent's highest window statistic and the mean in-flight it came with (adr/0117); NaN outside one. */
   private peakLatencyMs = Number.NaN;
   private peakInflight = Number.NaN;
   /** Shrinking windows in a row at raiseRatio x the baseline or more (the floor's test), and over it at all. */
@@ -69,8 +69,9 @@ export class Baseline {
     if (atFloor) return this.highWindows >= tuning.raiseWindows ? this.raise(quantileMs, meanMs) : false;
     if (this.risenWindows < tuning.raiseWindows) return false;
     if (!(meanInflight <= this.descentInflight / 2)) return false;
-    // Elasticity of latency to our in-flight over the descent: 1 when the queue is ours, 0 when not. A queue of ours
-    // that halving took below the capacity reads low too, but the latency then is the no-load one, and so is the raise.
+    // Elasticity of latency to our in-flight since the descent's peak: 1 when the queue is ours, 0 when not. A queue of
+    // ours that halving took below the capacity reads low too, but the latency then is the no-load one, and so is the
+    // raise. At or above the peak's in-flight it is not defined: wait.
     if (!(meanInflight < this.peakInflight)) return false;
     const elasticity = Math.log(quantileMs / this.peakLatencyMs) / Math.log(meanInflight / this.peakInflight);
     return elasticity < tuning.raiseElasticity ? this.raise(quantileMs, meanMs) : false;
@@ -85,7 +86,7 @@ export class Baseline {
     else this.holding = true;
   }
 
-  /** A window that did not shrink the limit ends the descent. */
+  /** Ends the descent: a window that neither shrank the limit nor held inside the band, or a second hold in a row. */
   endDescent(): void {
     this.holding = false;
     this.descentInflight = Number.NaN;

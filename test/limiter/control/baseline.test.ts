@@ -190,6 +190,15 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
     expect(settled.shrinking(115, 110, 11, false)).toBe(true);
   });
 
+  it('counts holds in a row only: a shrinking window between two holds keeps the descent (adr/0117)', () => {
+    const baseline = baselineAt100();
+    for (const inflight of [40, 34, 28, 24]) baseline.shrinking(115, 110, inflight, false);
+    baseline.held();
+    expect(baseline.shrinking(115, 110, 22, false)).toBe(false);
+    baseline.held();
+    expect(baseline.shrinking(115, 110, 20, false)).toBe(true);
+  });
+
   it('is never re-taken downwards by the stale rule', () => {
     const tuning = { ...DEFAULT_TUNING, raiseRatio: 0.5 };
     const baseline = new Baseline(tuning);
@@ -414,6 +423,29 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     });
     return controller;
   }
+
+  it('keeps a descent through a window inside the band: a 1.15x slower upstream is re-taken at 19 calls of 40, not 12 (adr/0117)', () => {
+    const controller = new LimitControlLoop(resolveControlConfig({}));
+    let at = feedWindows(controller, 2, 0, { inflight: 30 });
+    controller.setLimit(40, at);
+    // Ten windows 15% over the baseline shrink 40 -> 26; one reads inside the band; then 20% over.
+    const windows = [...Array<number>(10).fill(115), 108, ...Array<number>(14).fill(120)];
+    const reasons: string[] = [];
+    let raisedFrom = Number.NaN;
+    for (const latencyMs of windows) {
+      const limit = controller.limit;
+      at = feedWindows(controller, 1, at, { latencyMs });
+      reasons.push(controller.snapshot().lastChange?.reason ?? '');
+      if (controller.snapshot().baselineRaises > 0) {
+        raisedFrom = limit;
+        break;
+      }
+    }
+    expect(reasons[10]).toBe('queue-within-band');
+    // The descent began at 40 in flight: it halves at 19. Ended by the hold, a new one from 26 would halve at 12.
+    expect(raisedFrom).toBe(19);
+    expect(controller.snapshot()).toMatchObject({ baselineMs: 120, baselineRaises: 1 });
+  });
 
   it('re-measures the no-load latency after a capacity drop (50 -> 8 servers at 20 s): the jump drains below 8', () => {
     const controller = capacityDrop(20_000);
