@@ -25,7 +25,10 @@ export class Baseline {
   /** Shrinking windows in a row at raiseRatio x the baseline or more (the floor's test), and over it at all. */
   private highWindows = 0;
   private risenWindows = 0;
-  /** The last window held inside the band: one more ends the descent. */
+  /**
+   * The last window held inside the band: one more ends the descent. A shrinking window clears it; once a descent has
+   * ended it is moot (a hold then ends an empty descent), so endDescent leaves it.
+   */
   private holding = false;
   constructor(private readonly tuning: ControlTuning) {}
 
@@ -88,7 +91,6 @@ export class Baseline {
 
   /** Ends the descent: a window that neither shrank the limit nor held inside the band, or a second hold in a row. */
   endDescent(): void {
-    this.holding = false;
     this.descentInflight = Number.NaN;
     this.peakLatencyMs = Number.NaN;
     this.peakInflight = Number.NaN;
