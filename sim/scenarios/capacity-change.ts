@@ -81,9 +81,14 @@ const RECONVERGE_S = 10;
  * [0.7, 2] x the new C within 10 s and stays there to the end of the phase; over the full phase's
  * last 25% its mean is inside the same band.
  */
-export function workersHalve(seed = 0x5eed0032): Scenario {
-  const name = 'workers-halve';
-  const title = 'Workers 4 -> 2 -> 4 under overload (gunicorn phase change; vegas, execute)';
+export function workersHalve(seed = 0x5eed0032, backlog = false): Scenario {
+  const name = backlog ? 'workers-halve-backlog' : 'workers-halve';
+  const title = backlog
+    ? "Workers 4 -> 2 -> 4 under overload, gunicorn's backlog instead of 429s (vegas, execute)"
+    : 'Workers 4 -> 2 -> 4 under overload (gunicorn phase change; vegas, execute)';
+  // gunicorn queues what its workers cannot take in its listen backlog (2 048) and never answers 429: the queue
+  // is unbounded at these loads. The convergence upstream's 429s past one queued call per server are the default.
+  const queuePerServer = backlog ? Infinity : OVERLOAD_QUEUE_PER_SERVER;
   return {
     name,
     title,
@@ -93,7 +98,16 @@ export function workersHalve(seed = 0x5eed0032): Scenario {
       // e2e:real's timings: 45 s, then 15 s at half, then 15 s back.
       const phases = phasesOf(['full', 45], ['halved', 15], ['restored', 15]);
       const service = serviceFor(WORKERS_FULL);
-      const world = await runHalving(runSeed, phases, WORKERS_FULL, WORKERS_HALF, service, 'execute', 'vegas');
+      const world = await runHalving(
+        runSeed,
+        phases,
+        WORKERS_FULL,
+        WORKERS_HALF,
+        service,
+        'execute',
+        'vegas',
+        queuePerServer,
+      );
 
       const s = world.recorder.series;
       const band = (c: number): [number, number] => [0.7 * c, 2 * c];
@@ -125,6 +139,7 @@ function lastQuarter(world: World, phase: ReturnType<typeof phasesOf>[number]): 
 /**
  * The convergence upstream at `full` servers, `half` over the second phase and `full` again over
  * the third, under Poisson load at 2x the full capacity's throughput (4x while halved); one client.
+ * `queuePerServer`: calls the upstream queues per server before it answers 429.
  */
 async function runHalving(
   runSeed: number,
@@ -134,12 +149,13 @@ async function runHalving(
   service: ReturnType<typeof serviceFor>,
   path: AdmissionPath,
   algorithm: Algorithm,
+  queuePerServer = OVERLOAD_QUEUE_PER_SERVER,
 ): Promise<World> {
   const world = new World({
     seed: runSeed,
     phases,
     sampleEveryMs: 100,
-    upstream: { servers: full, service, overloadQueuePerServer: OVERLOAD_QUEUE_PER_SERVER },
+    upstream: { servers: full, service, overloadQueuePerServer: queuePerServer },
     clients: (tools) => [clientFor(path, tools, 0, { algorithm })],
   });
   world.simulator.at(phases[1]!.startMs, () => world.upstream.setServers(half));

@@ -72,6 +72,8 @@ export function acceptanceScenarios(): Scenario[] {
     randomRefusals(),
     retryStorm(),
     workersHalve(),
+    // The same with gunicorn's backlog: a latency jump instead of 429s when the workers halve (adr/0118).
+    workersHalve(0x5eed0033, true),
     ...physics('gradient2'),
     ...physics('aimd'),
   ];
