@@ -47,12 +47,12 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
   },
   'workers-halve-backlog': {
     problem:
-      "when gunicorn's workers halve behind its backlog (no 429s), a latency jump drains the limit to one call and vegas climbs back a fraction of a call per 2 s window: 4 -> 2 workers re-converges in 10.4-12.5 s on 11 of 64 seeds (bound 10 s)",
+      "when gunicorn's workers halve behind its backlog (no 429s), 4 -> 2 workers re-converges in 10.4-12.5 s on 11 of 64 seeds (bound 10 s); on the two traced, a latency jump drained the limit to one call and vegas climbed back a fraction of a call per 2 s window",
     measured:
       're-converged after 4 -> 2 workers 10.5-11.2 s on 4 of 16 gate seeds, 12.3 s on 1 of 16 held out (k = 16..31), 10.4-12.5 s on 6 of 32 at k = 32..63; every other criterion passes on all 64 (adr/0118). ' +
-      'Traced (k = 1 and 13): with a limit of 4.6-5 when the servers halve, the next window reads twice the one before at a limit that did not grow, so the jump rule (adr/0047) drains to half the served concurrency, about one call (the floor); ' +
+      'Traced (k = 1 and 13; the other nine not): with a limit of 4.6-5 when the servers halve, the next window reads twice the one before at a limit that did not grow, so the jump rule (adr/0047) drains to half the served concurrency, about one call (the floor); ' +
       'the settling and baseline windows at one call re-measure the same no-load latency (20.3-21.3 ms against 21.0) 4.2 s later, and vegas then grows by beta(L), 0.43-0.53 calls a window, 1 -> 1.44 -> 1.96, so the admitted limit stays at 2 or more only 10-11 s after the change. ' +
-      "workers-halve, whose upstream answers 429 past one queued call per server, sees no jump: the overload cut lands on the 2 calls served. The real gunicorn's misses of the same criterion are this jump on 3 of 12 traced runs (11.9, 13.8 s, never) and the small-knee dither on 4 (scripts/e2e-real-known.ts). " +
+      "workers-halve, whose upstream answers 429 past one queued call per server, sees no jump: the overload cut lands on the 2 calls served. The real gunicorn's misses of the same form of criterion (its band is [2.1, 6], a goodput knee of 3) are this jump on 3 of 12 traced runs (11.9, 13.8 s, never) and the small-knee dither on 4 (scripts/e2e-real-known.ts). " +
       "adr/0104 tried returning to the jump window's served concurrency after the re-measure and rejected it on one retry-storm seed (that window's rate is partly the old capacity's); no gated scenario could see this case then.",
     sweepPasses: 12,
   },

@@ -79,9 +79,10 @@ const RECONVERGE_S = 10;
  * median (the endpoint's sleep). Load: Poisson at 2x the full capacity's throughput. Criteria
  * (issue 14 item 5, as e2e:real measures them): after each change the limit is inside
  * [0.7, 2] x the new C within 10 s and stays there to the end of the phase; over the full phase's
- * last 25% its mean is inside the same band.
+ * last 25% its mean is inside the same band. `backlog`: the upstream queues without bound instead,
+ * as gunicorn's listen backlog does (workers-halve-backlog, adr/0118).
  */
-export function workersHalve(seed = 0x5eed0032, backlog = false): Scenario {
+export function workersHalve(backlog = false, seed = backlog ? 0x5eed0033 : 0x5eed0032): Scenario {
   const name = backlog ? 'workers-halve-backlog' : 'workers-halve';
   const title = backlog
     ? "Workers 4 -> 2 -> 4 under overload, gunicorn's backlog instead of 429s (vegas, execute)"

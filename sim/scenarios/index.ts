@@ -73,7 +73,7 @@ export function acceptanceScenarios(): Scenario[] {
     retryStorm(),
     workersHalve(),
     // The same with gunicorn's backlog: a latency jump instead of 429s when the workers halve (adr/0118).
-    workersHalve(0x5eed0033, true),
+    workersHalve(true),
     ...physics('gradient2'),
     ...physics('aimd'),
   ];
