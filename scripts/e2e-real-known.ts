@@ -30,7 +30,9 @@ const SMALL_KNEE_DITHER =
   '11.6 s (a latency jump drained to 1.14 calls and re-measured the baseline at one call) and 12.6 s (no jump: an estimate of 2.90 ' +
   "admitted 2 for one window). The simulator's workers-halve (C = 4 -> 2 -> 4) re-converges in 0.1-2.5 s on 32 seeds: with 2 " +
   'workers the goodput knee is 3, one call above the latency knee vegas sees (adr/0104). Its backlog variant, workers-halve-backlog ' +
-  '(no 429s, as gunicorn), reproduces the jump: 11 of 64 seeds in 10.4-12.5 s (adr/0118); the dither it does not';
+  "(no 429s, as gunicorn), reproduces the jump: 11 of 64 seeds in 10.4-12.5 s (adr/0118), 2 of 64 in 10.4-10.7 s since a jump's settling " +
+  'waits for 8 answers (adr/0119; six real runs of 2026-12-05, three a tree: 1 of 3 met on each; three misses were the dither, ' +
+  'one the jump at 10.3 s); the dither it does not';
 const DEMO_SWING =
   "At the demo's knee of 6-7 vegas's band is 0.7-1.4 calls and a no-queue window grows by beta, so the limit cycles " +
   '6 -> 8 or 9 -> 7 and its p10 or p90 lands one call outside +-20% of a median of 7 (29% against 20%). ' +

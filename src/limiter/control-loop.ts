@@ -285,12 +285,16 @@ export class LimitControlLoop implements LimitController {
     this.nextCheckAt = now + this.config.updateIntervalMs;
     const window = this.window;
     const floorMs = this.windowFloorMs();
-    // A slow-start round and the settling after a drain last one round trip; the baseline window
+    // A slow-start round and the settling after a drain last one round trip; a jump's settling round also waits for
+    // the ROUND_SAMPLES answers its back test needs, unless it holds a reduce signal (adr/0119). The baseline window
     // waits for firstBaselineSamples, then baselineSamples (adr/0089); any other, its floor and minSamples (undefined).
     const baselineSamples = this.baselineMeasured ? this.tuning.baselineSamples : this.tuning.firstBaselineSamples;
-    const ready =
-      this.slowStart || this.settling > 0
-        ? window.roundTrip || window.ready(now, floorMs)
+    const ready = this.slowStart
+      ? window.roundTrip || window.ready(now, floorMs)
+      : this.settling > 0
+        ? (window.roundTrip &&
+            (!this.jumpDrain || window.samples >= ROUND_SAMPLES || window.overloads + window.timeouts > 0)) ||
+          window.ready(now, floorMs)
         : window.ready(now, floorMs, this.baselineWindow === 'none' ? undefined : baselineSamples);
     return ready ? this.closeWindow(now) : false;
   }

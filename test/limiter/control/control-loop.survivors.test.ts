@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveControlConfig, type ControlOptions } from '../../../src/limiter/control-config';
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
+import type { LimitChange } from '../../../src/limiter/controller';
 import { type ControlTuning, DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { feed, feedUntilClose, feedWindows, observeAt } from './support/feed';
 import { type CallStart, knee, limitAt, runScripted, type ScriptedCall } from './support/scripted';
@@ -709,6 +710,33 @@ describe('the settling after a drain (adr/0045)', () => {
     expect(changes).toEqual([
       [60, 15, 'baseline-raised', 43_100],
       [15, 60, 'drain', 47_400],
+    ]);
+  });
+});
+
+describe('a settling round at a few calls in flight (adr/0119)', () => {
+  // Four servers at 20 ms, 64 callers (processor sharing past four in flight), down to one server at 30 s: a 4x jump.
+  function quartered(): LimitChange[] {
+    const controller = loop();
+    const { changes } = runScripted({
+      controller,
+      durationMs: 40_000,
+      clients: 64,
+      call: ({ now, inflight }) => ({ latencyMs: 20 * Math.max(1, inflight / (now < 30_000 ? 4 : 1)) }),
+    });
+    return changes.filter((change) => change.at > 30_000);
+  }
+
+  it('ends once a round of 8 answers is back at no load: the jump drains 5 to 1 at 31.7 s and grows at 35.9 s, not 37.7 s', () => {
+    // One call at 20 ms gives 5 answers a 100 ms check: a round that closed at its round trip could never hold the 8
+    // the back test needs, so the settling ran out minWindowMs (2 s) after the drain, every time.
+    expect(
+      quartered()
+        .slice(0, 2)
+        .map(({ from, to, reason, at }) => [from, to, reason, at]),
+    ).toEqual([
+      [5, 1, 'baseline-raised', 31_700],
+      [1, 2, 'no-queue', 35_900],
     ]);
   });
 });

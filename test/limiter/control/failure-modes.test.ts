@@ -257,15 +257,15 @@ describe('failure mode 4: during a long incident the baseline drifts up to meet 
   // capacity drop makes the jump rule drain and re-measure, but its drain target is the completion
   // rate of a window that straddles the drop (half of it at 50 servers): 54 -> 10, above the 8
   // servers left, and the baseline window measured our own queue at 10 in flight: 137 ms, not 100.
-  // Since the no-queue growth is per window floor (adr/0090) this seed's trajectory no longer ends
-  // there (baseline 100.6 -> 101.0 ms, limit 8..11 in the last 10 min): one seed, a changed path,
-  // not a fix of the straddling drain. Over seeds 1-16, 3, 4 and 9 end 8-25% high (adr/0102: a
-  // second drain that fixed seed 4 and changed no gated run was not added).
-  it('vegas keeps its baseline and keeps shedding through 30 minutes of capacity 50 -> 8', () => {
-    const { before, late, raises } = incident('vegas');
-    expect(raises).toBe(0);
-    expect(Math.abs(late.lastBaselineMs / before.lastBaselineMs - 1)).toBeLessThan(0.05); // 133 vs 100.6
-    expect(late.maxLimit).toBeLessThanOrEqual(1.2 * (8 + defaultBeta(10)));
+  // Which seeds end high depends on the path: over seeds 1-16, 3, 4 and 9 ended 8-25% high before
+  // adr/0119 and 4, 9 and 11 after it (7.7-25%; adr/0102: a second drain that fixed seed 4 and
+  // changed no gated run was not added). So this holds the count, not one seed: at most 3 of 16.
+  it('vegas keeps its baseline and keeps shedding through 30 minutes of capacity 50 -> 8, on 13 of 16 seeds', () => {
+    const runs = Array.from({ length: 16 }, (_, i) => incident('vegas', i + 1));
+    for (const { raises } of runs) expect(raises).toBe(0);
+    const kept = runs.filter(({ before, late }) => Math.abs(late.lastBaselineMs / before.lastBaselineMs - 1) < 0.05);
+    expect(kept.length).toBeGreaterThanOrEqual(13);
+    for (const { late } of kept) expect(late.maxLimit).toBeLessThanOrEqual(1.2 * (8 + defaultBeta(10)));
   });
 });
 
