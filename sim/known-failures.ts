@@ -51,7 +51,7 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
     measured:
       "restored phase's second half, goodput / offered load 0.705 against >= 0.95 on gate seed k = 8 since adr/0119; every other criterion of every seed passes, and over k = 0..63 retry-storm passes 63 of 64 as before adr/0119 (k = 41 now passes: it never re-converged to the half). " +
       'Traced (k = 8): the halving triggers a jump; its re-measure (100 samples of lognormal service, sigma 0.3, at 9.5 calls) reads 193.5 ms against a no-load mean of 209 ms, a 2.4-sigma draw (199.6 ms on the tree before, where the settling ended 0.2 s later). ' +
-      'At 40 servers and a limit of 22, vegas then reads 22 x (1 - 193.5 / 209) = 1.6 calls of queue, inside its band (alpha 1.3, beta 2.6 at L = 22), so it holds; nothing raises a baseline that is too low while the limit holds (Vegas keeps a minimum). ' +
+      'At 40 servers and a limit of 22, vegas then reads 22 x (1 - 193.5 / 209) = 1.6 calls of queue, inside its band (alpha 1.36, beta 2.73 at L = 22), so it holds; nothing raises a baseline that is too low while the limit holds (Vegas keeps a minimum). ' +
       "adr/0089 recorded the same mechanism (a re-measure 6% low, one seed of 16, won back by adr/0090's growth per floor): the re-measure's 100 samples are kept short on purpose (workers-halve-backlog's re-measure at one call would take 8 s at 400). The baseline's own error in vegas's margin was tried twice and lost fleet seeds (adr/0106, adr/0107).",
     sweepPasses: 15,
   },

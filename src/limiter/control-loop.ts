@@ -285,18 +285,28 @@ export class LimitControlLoop implements LimitController {
     this.nextCheckAt = now + this.config.updateIntervalMs;
     const window = this.window;
     const floorMs = this.windowFloorMs();
-    // A slow-start round and the settling after a drain last one round trip; a jump's settling round also waits for
-    // the ROUND_SAMPLES answers its back test needs, unless it holds a reduce signal (adr/0119). The baseline window
-    // waits for firstBaselineSamples, then baselineSamples (adr/0089); any other, its floor and minSamples (undefined).
+    // A slow-start round and the settling after a drain last one round trip (a jump's settling round: see
+    // settlingRoundDone); the baseline window waits for firstBaselineSamples, then baselineSamples (adr/0089); any
+    // other, its floor and minSamples (undefined).
     const baselineSamples = this.baselineMeasured ? this.tuning.baselineSamples : this.tuning.firstBaselineSamples;
     const ready = this.slowStart
       ? window.roundTrip || window.ready(now, floorMs)
       : this.settling > 0
-        ? (window.roundTrip &&
-            (!this.jumpDrain || window.samples >= ROUND_SAMPLES || window.overloads + window.timeouts > 0)) ||
-          window.ready(now, floorMs)
+        ? (window.roundTrip && this.settlingRoundDone(now)) || window.ready(now, floorMs)
         : window.ready(now, floorMs, this.baselineWindow === 'none' ? undefined : baselineSamples);
     return ready ? this.closeWindow(now) : false;
+  }
+
+  // A jump's settling round also waits for the ROUND_SAMPLES answers its back test needs (one call at 20 ms answers 5
+  // a check), unless it holds a raw timeout or refusal (cut at once) or the settling's minWindowMs is up (adr/0119).
+  private settlingRoundDone(now: number): boolean {
+    const window = this.window;
+    return (
+      !this.jumpDrain ||
+      window.samples >= ROUND_SAMPLES ||
+      window.overloads + window.timeouts > 0 ||
+      now - this.settlingSince >= this.config.minWindowMs
+    );
   }
 
   setLimit(limit: number, now: number): boolean {
@@ -381,8 +391,8 @@ export class LimitControlLoop implements LimitController {
       // A provisional baseline (telemetry, the starved-timeout rule) until a drained window measures one.
       if (clean && baseline.valueMs !== baseline.valueMs) baseline.offer(statMs, meanMs);
     } else if (this.settling > 0) {
-      // Settling: one-round-trip rounds until latency is back at the no-load level, at most
-      // minWindowMs, so the overshoot's queue drains before the baseline window (adr/0045).
+      // Settling: one-round-trip rounds (a jump's hold ROUND_SAMPLES answers, adr/0119) until latency is back at the
+      // no-load level, at most minWindowMs, so the overshoot's queue drains before the baseline window (adr/0045).
       const n = summary.samples;
       const noLoadMs = this.noLoadMs();
       const back = n >= ROUND_SAMPLES && !this.above(meanMs, n, noLoadMs, this.noLoadCount);

@@ -691,16 +691,22 @@ describe('the slow start, round by round: the reference, the spread and the rise
   });
 });
 
+/** appLimited, then a window at 200 ms (2x: a jump) from its open: the jump drains 60 to 15 at 43.1 s. */
+function jumpedTo200(): { controller: LimitControlLoop; changes: Array<[number, number, string, number]> } {
+  const { controller, open } = appLimited();
+  const changes: Array<[number, number, string, number]> = [];
+  controller.changes.subscribe(({ from, to, reason, at }) => changes.push([from, to, reason, at]));
+  for (let i = 1; i <= 600; i++) {
+    observeAt(controller, { verdict: 'ok', latencyMs: 200 }, open + Math.round((i * 2_000) / 600), 30);
+  }
+  return { controller, changes };
+}
+
 describe('the settling after a drain (adr/0045)', () => {
   it('runs out exactly minWindowMs (2 s) after the drain: the baseline window opens there and restores 60 at 47.4 s', () => {
-    const { controller, open } = appLimited();
-    const changes: Array<[number, number, string, number]> = [];
-    controller.changes.subscribe(({ from, to, reason, at }) => changes.push([from, to, reason, at]));
     // A window at 200 ms (2x: a jump), then a settle every 25 ms at 200 ms: the settling never gets
     // back to 100 ms; its rounds close every 200 ms, at 43.3, 43.5, ... 45.1 s.
-    for (let i = 1; i <= 600; i++) {
-      observeAt(controller, { verdict: 'ok', latencyMs: 200 }, open + Math.round((i * 2_000) / 600), 30);
-    }
+    const { controller, changes } = jumpedTo200();
     const drainedAt = controller.snapshot().lastChange?.at ?? Number.NaN;
     expect(changes).toEqual([[60, 15, 'baseline-raised', 43_100]]);
     for (let at = drainedAt + 25; at <= drainedAt + 6_000; at += 25) {
@@ -737,6 +743,26 @@ describe('a settling round at a few calls in flight (adr/0119)', () => {
     ).toEqual([
       [5, 1, 'baseline-raised', 31_700],
       [1, 2, 'no-queue', 35_900],
+    ]);
+  });
+
+  it('still runs out minWindowMs after the drain when its rounds cannot get 8 answers: one a second, out at 45.1 s, not 51.1 s', () => {
+    // A window at 200 ms (2x: a jump) drains 60 to 15 at 43.1 s; then one answer a second at 200 ms.
+    const { controller, changes } = jumpedTo200();
+    const closes: number[] = [];
+    for (let at = 44_100, windows = controller.snapshot().windows; at <= 62_100; at += 1_000) {
+      observeAt(controller, { verdict: 'ok', latencyMs: 200 }, at, controller.limit);
+      if (controller.snapshot().windows !== windows) {
+        windows = controller.snapshot().windows;
+        closes.push(at);
+      }
+    }
+    // The settling's round closes 2 s after the drain with 2 answers; waiting for 8 it would close at 51.1 s. The
+    // baseline window then measures 200 ms (2x) and goes back to 60.
+    expect(closes).toEqual([45_100, 60_100]);
+    expect(changes).toEqual([
+      [60, 15, 'baseline-raised', 43_100],
+      [15, 60, 'drain', 60_100],
     ]);
   });
 });
