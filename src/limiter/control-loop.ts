@@ -298,7 +298,7 @@ export class LimitControlLoop implements LimitController {
   }
 
   // A jump's settling round also waits for the ROUND_SAMPLES answers its back test needs (one call at 20 ms answers 5
-  // a check), unless it holds a raw timeout or refusal (cut at once) or the settling's minWindowMs is up (adr/0119).
+  // a check), unless it holds a raw timeout or refusal (acted on at once) or the settling's minWindowMs is up (adr/0119).
   private settlingRoundDone(now: number): boolean {
     const window = this.window;
     return (
@@ -391,7 +391,7 @@ export class LimitControlLoop implements LimitController {
       // A provisional baseline (telemetry, the starved-timeout rule) until a drained window measures one.
       if (clean && baseline.valueMs !== baseline.valueMs) baseline.offer(statMs, meanMs);
     } else if (this.settling > 0) {
-      // Settling: one-round-trip rounds (a jump's hold ROUND_SAMPLES answers, adr/0119) until latency is back at the
+      // Settling: one-round-trip rounds (a jump's wait for ROUND_SAMPLES answers, adr/0119) until latency is back at the
       // no-load level, at most minWindowMs, so the overshoot's queue drains before the baseline window (adr/0045).
       const n = summary.samples;
       const noLoadMs = this.noLoadMs();
