@@ -305,8 +305,13 @@ export class LimitControlLoop implements LimitController {
       !this.jumpDrain ||
       window.samples >= ROUND_SAMPLES ||
       window.overloads + window.timeouts > 0 ||
-      now - this.settlingSince >= this.config.minWindowMs
+      this.settlingRanOut(now)
     );
+  }
+
+  /** minWindowMs since the drain: the settling's longest (adr/0045). */
+  private settlingRanOut(now: number): boolean {
+    return now - this.settlingSince >= this.config.minWindowMs;
   }
 
   setLimit(limit: number, now: number): boolean {
@@ -397,7 +402,7 @@ export class LimitControlLoop implements LimitController {
       const noLoadMs = this.noLoadMs();
       const back = n >= ROUND_SAMPLES && !this.above(meanMs, n, noLoadMs, this.noLoadCount);
       this.nextCohort(now, false);
-      const ranOut = !back && now - this.settlingSince >= this.config.minWindowMs;
+      const ranOut = !back && this.settlingRanOut(now);
       if (back || ranOut) this.settling = 0;
       // Still raiseRatio x the no-load level, past the noise, minWindowMs after the drain: whatever
       // queue the drain left has had its time, so the upstream itself is slower (a latency cliff).

@@ -14,6 +14,11 @@ function baselineAt100(): Baseline {
   return baseline;
 }
 
+/** Shrinking windows of [latency, in-flight] (the window's quantile and mean alike), above the floor: whether each raised. */
+function descend(baseline: Baseline, windows: ReadonlyArray<[number, number]>): boolean[] {
+  return windows.map(([latencyMs, inflight]) => baseline.shrinking(latencyMs, latencyMs, inflight, false));
+}
+
 describe('the baseline: set, offer, fall', () => {
   it('is unknown until set, and set takes a no-load measurement up as well as down', () => {
     const baseline = new Baseline(DEFAULT_TUNING);
@@ -119,8 +124,7 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
       [240, 24],
       [200, 20],
     ];
-    for (const [latencyMs, inflight] of windows)
-      expect(baseline.shrinking(latencyMs, latencyMs, inflight, false)).toBe(false);
+    expect(descend(baseline, windows)).toEqual(windows.map(() => false));
     expect([baseline.valueMs, baseline.raises]).toEqual([100, 0]);
   });
 
@@ -154,8 +158,7 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
       [30.7, 3],
       [29.5, 3],
     ];
-    for (const [latencyMs, inflight] of windows)
-      expect(baseline.shrinking(latencyMs, latencyMs, inflight, false)).toBe(false);
+    expect(descend(baseline, windows)).toEqual(windows.map(() => false));
     expect(baseline.shrinking(21, 21, 2, false)).toBe(false);
     expect([baseline.valueMs, baseline.raises]).toEqual([20.6, 0]);
   });
