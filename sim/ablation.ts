@@ -124,6 +124,15 @@ export const VARIANTS: readonly Variant[] = [
     (key) => [half(key), double(key)],
   ),
   ...(['minBaselineMs', 'failureGrowthVeto', 'startupNoiseZ'] as const).flatMap((key) => [half(key), double(key)]),
+  // adr/0120: doubled, the share is over 1, which is the row below.
+  half('raiseInflightShare'),
+  off(
+    'no in-flight condition',
+    'raiseInflightShare 1: the stale raise above the floor needs no fall of our in-flight',
+    {
+      raiseInflightShare: 1,
+    },
+  ),
 ];
 
 function runVariant(

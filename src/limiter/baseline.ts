@@ -65,15 +65,15 @@ export class Baseline {
       this.peakInflight = meanInflight;
     }
     // At the floor (one call in flight, nothing queued is ours) a rise under raiseRatio may still be other clients'
-    // standing queue or start-up overshoot (adr/0047). Above it, any rise that outlasts raiseWindows and our in-flight
-    // halving counts: a slower upstream under 2x otherwise held the limit at a few calls (adr/0114).
+    // standing queue or start-up overshoot (adr/0047). Above it, any rise that outlasts raiseWindows and our in-flight's
+    // fall to raiseInflightShare counts: a slower upstream under 2x otherwise held the limit at a few calls (adr/0114, adr/0120).
     this.highWindows = quantileMs >= tuning.raiseRatio * this.valueMs ? this.highWindows + 1 : 0;
     this.risenWindows = quantileMs > this.valueMs ? this.risenWindows + 1 : 0;
     if (atFloor) return this.highWindows >= tuning.raiseWindows ? this.raise(quantileMs, meanMs) : false;
     if (this.risenWindows < tuning.raiseWindows) return false;
-    if (!(meanInflight <= this.descentInflight / 2)) return false;
+    if (!(meanInflight <= this.descentInflight * tuning.raiseInflightShare)) return false;
     // Elasticity of latency to our in-flight since the descent's peak: 1 when the queue is ours, 0 when not. A queue of
-    // ours that halving took below the capacity reads low too, but the latency then is the no-load one, and so is the
+    // ours that the descent took below the capacity reads low too, but the latency then is the no-load one, and so is the
     // raise. At or above the peak's in-flight it is not defined: wait.
     if (!(meanInflight < this.peakInflight)) return false;
     const elasticity = Math.log(quantileMs / this.peakLatencyMs) / Math.log(meanInflight / this.peakInflight);

@@ -35,8 +35,13 @@ const SHIPPED = {
   noQueueGrowthPerFloor: true,
   /** A stale baseline (adr/0047): a jump, the raise at the floor, the drain's re-aim and the slow start's rise test need this many x the baseline. */
   raiseRatio: 2,
-  /** Above the floor the raise (adr/0114) needs windows over the baseline, in-flight halved, and latency fallen by less than this share of its fall (log terms). */
+  /** Above the floor the raise (adr/0114) needs windows over the baseline, in-flight down, and latency fallen by less than this share of its fall (log terms). */
   raiseElasticity: 0.5,
+  /**
+   * ...with our in-flight at this share of the descent's start or under. It guards clients that share an upstream, whose
+   * latency is mostly the others' queue. With adr/0047's half, a 1.2x slowdown at C = 20 left the limit at 0.35-0.54 C (adr/0120).
+   */
+  raiseInflightShare: 0.6,
   /**
    * ...for this many shrinking windows in a row (Envoy re-measures after 5 windows at its minimum);
    * at the floor (one call in flight) that alone raises. 1e9 = off.

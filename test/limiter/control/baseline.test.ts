@@ -81,7 +81,7 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
     expect(baseline.shrinking(300, 280, 1, true)).toBe(true);
   });
 
-  it('above the floor, is re-taken once in-flight halved and latency did not follow (a slower upstream)', () => {
+  it('above the floor, is re-taken once in-flight fell and latency did not follow (a slower upstream)', () => {
     const baseline = baselineAt100();
     const inflights = [40, 35, 30, 25, 20];
     const raised = inflights.map((inflight) => baseline.shrinking(300, 280, inflight, false));
@@ -89,7 +89,7 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
     expect(baseline.valueMs).toBe(300);
   });
 
-  it('above the floor, takes a rise under 2x too: a 1.3x slower upstream is re-taken once in-flight halved (adr/0114)', () => {
+  it('above the floor, takes a rise under 2x too: a 1.3x slower upstream is re-taken once in-flight fell (adr/0114)', () => {
     const baseline = baselineAt100();
     // vegas read 30% over the baseline as queue at every limit and shrank 40 -> 20 calls; latency stayed.
     const raised = [40, 35, 30, 25, 20].map((inflight) => baseline.shrinking(130, 125, inflight, false));
@@ -128,20 +128,23 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
     expect([baseline.valueMs, baseline.raises]).toEqual([100, 0]);
   });
 
-  it('is kept while the in-flight has not halved over the descent', () => {
+  it("is kept while our in-flight is over raiseInflightShare (0.6) of the descent's start, and re-taken at it (adr/0120)", () => {
     const baseline = baselineAt100();
-    for (const inflight of [40, 36, 32, 28, 25, 21]) expect(baseline.shrinking(300, 280, inflight, false)).toBe(false);
+    // 0.6 x 40 = 24: six windows at 3x down to 25 calls keep it; 24 re-takes it (before adr/0120, a halving: 20).
+    for (const inflight of [40, 36, 32, 30, 28, 25]) expect(baseline.shrinking(300, 280, inflight, false)).toBe(false);
     expect(baseline.valueMs).toBe(100);
+    expect(baseline.shrinking(300, 280, 24, false)).toBe(true);
+    expect([baseline.valueMs, baseline.raises]).toEqual([300, 1]);
   });
 
   it('starts a new descent after endDescent (a window that did not shrink)', () => {
     const baseline = baselineAt100();
     for (const inflight of [40, 35, 30, 25]) baseline.shrinking(300, 280, inflight, false);
     baseline.endDescent();
-    // The descent now begins at 20: 20 -> 12 is not a halving yet, 20 -> 10 is.
+    // The descent now begins at 20: five windows down to 13 calls are not 0.6 of it (12) yet; 12 is.
     expect(baseline.shrinking(300, 280, 20, false)).toBe(false);
-    for (const inflight of [18, 15, 12]) expect(baseline.shrinking(300, 280, inflight, false)).toBe(false);
-    expect(baseline.shrinking(300, 280, 10, false)).toBe(true);
+    for (const inflight of [18, 16, 14, 13]) expect(baseline.shrinking(300, 280, inflight, false)).toBe(false);
+    expect(baseline.shrinking(300, 280, 12, false)).toBe(true);
   });
 
   it("reads the elasticity from the descent's peak: a capacity drop during it is not a slower upstream (adr/0117)", () => {
@@ -166,7 +169,7 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
   it("needs our in-flight below the peak's: a latency that fell at the peak's in-flight says nothing (adr/0117)", () => {
     const baseline = baselineAt100();
     for (const inflight of [40, 35, 30, 25]) baseline.shrinking(130, 125, inflight, false);
-    // The peak moves to 20 calls; halved from 40, but not below the peak's in-flight.
+    // The peak moves to 20 calls; under 0.6 of 40, but not below the peak's in-flight.
     expect(baseline.shrinking(140, 135, 20, false)).toBe(false);
     expect(baseline.shrinking(130, 125, 20, false)).toBe(false);
     // 20 -> 19 calls and 140 -> 130 ms: latency fell with our in-flight (elasticity 1.4). 20 -> 15: it did not (0.26).
@@ -177,7 +180,7 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
 
   it('keeps a descent through one window inside the band and ends it at the second in a row (adr/0117)', () => {
     const baseline = baselineAt100();
-    // 1.15x slower: the descent from 40 touches the band's edge once at 24 and goes on; 40 -> 20 halves.
+    // 1.15x slower: the descent from 40 touches the band's edge once at 24 and goes on; its fifth window raises.
     for (const inflight of [40, 34, 28, 24]) expect(baseline.shrinking(115, 110, inflight, false)).toBe(false);
     baseline.held();
     expect(baseline.shrinking(115, 110, 20, false)).toBe(true);
@@ -189,17 +192,18 @@ describe('the baseline: re-taken when stale (adr/0047)', () => {
     settled.held();
     settled.held();
     for (const inflight of [22, 20, 18, 16]) expect(settled.shrinking(115, 110, inflight, false)).toBe(false);
-    expect(settled.shrinking(115, 110, 12, false)).toBe(false);
-    expect(settled.shrinking(115, 110, 11, false)).toBe(true);
+    expect(settled.shrinking(115, 110, 14, false)).toBe(false);
+    expect(settled.shrinking(115, 110, 13, false)).toBe(true);
   });
 
   it('counts holds in a row only: a shrinking window between two holds keeps the descent (adr/0117)', () => {
     const baseline = baselineAt100();
-    for (const inflight of [40, 34, 28, 24]) baseline.shrinking(115, 110, inflight, false);
+    for (const inflight of [40, 36, 32, 30]) baseline.shrinking(115, 110, inflight, false);
     baseline.held();
-    expect(baseline.shrinking(115, 110, 22, false)).toBe(false);
+    expect(baseline.shrinking(115, 110, 28, false)).toBe(false);
     baseline.held();
-    expect(baseline.shrinking(115, 110, 20, false)).toBe(true);
+    // 24 calls is 0.6 of the descent's start (40), not of anything after the first hold.
+    expect(baseline.shrinking(115, 110, 24, false)).toBe(true);
   });
 
   it('is never re-taken downwards by the stale rule', () => {
@@ -427,7 +431,7 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     return controller;
   }
 
-  it('keeps a descent through a window inside the band: a 1.15x slower upstream is re-taken at 19 calls of 40, not 12 (adr/0117)', () => {
+  it('keeps a descent through a window inside the band: a 1.15x slower upstream is re-taken at 23 calls of 40, not 15 (adr/0117, adr/0120)', () => {
     const controller = new LimitControlLoop(resolveControlConfig({}));
     let at = feedWindows(controller, 2, 0, { inflight: 30 });
     controller.setLimit(40, at);
@@ -445,8 +449,9 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
       }
     }
     expect(reasons[10]).toBe('queue-within-band');
-    // The descent began at 40 in flight: it halves at 19. Ended by the hold, a new one from 26 would halve at 12.
-    expect(raisedFrom).toBe(19);
+    // The descent began at 40 in flight (0.6 of it: 24). The first window 20% over moves its peak to 26 calls, and the
+    // raise comes two windows later, at 23. Had the hold ended it, a new descent from 26 would need 15.6.
+    expect(raisedFrom).toBe(23);
     expect(controller.snapshot()).toMatchObject({ baselineMs: 120, baselineRaises: 1 });
   });
 

@@ -175,7 +175,7 @@ describe('closed loop: a permanent 3x slowdown at unchanged capacity (100 -> 300
       );
       expect(after.meanLimit).toBeGreaterThanOrEqual(40);
       expect(after.meanLimit).toBeLessThanOrEqual(1.2 * expected);
-      // Re-taken either by the descent rule (vegas here: in-flight halved, latency did not follow)
+      // Re-taken either by the descent rule (vegas here: in-flight fell, latency did not follow)
       // or by the jump rule's drain and new measurement (gradient2 here); adr/0047.
       expect(after.lastBaselineMs / before.lastBaselineMs).toBeGreaterThan(2.7);
       expect(after.lastBaselineMs / before.lastBaselineMs).toBeLessThan(3.3);
