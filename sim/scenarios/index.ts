@@ -59,7 +59,7 @@ export function acceptanceScenarios(): Scenario[] {
     convergence(50, 'vegas', 'sync'),
     latencyCliff('vegas', 'sync'),
     baselineShift('vegas', 'execute', 1.3),
-    // Near the offset where a descent stops just short of 0.6 of its start (adr/0115, adr/0120): a known library problem (adr/0115).
+    // Near the offset where a descent stops just short of 0.6 of its start: a known library problem (adr/0115, adr/0120).
     baselineShift('vegas', 'execute', 1.15, 0x5eed0028),
     productionCase(),
     streaming(),
