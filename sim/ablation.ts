@@ -70,6 +70,9 @@ export const VARIANTS: readonly Variant[] = [
   half('drainGain'),
   half('baselineSamples'),
   double('baselineSamples'),
+  off('fixed re-measure', 'remeasureForLimit false: every re-measure takes baselineSamples, whatever the concurrency', {
+    remeasureForLimit: false,
+  }),
   off('short first baseline', 'firstBaselineSamples 400 -> 100: the first baseline window as short as a re-measure', {
     firstBaselineSamples: 100,
   }),

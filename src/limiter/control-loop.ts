@@ -8,7 +8,7 @@ import { createGradient2 } from './algorithms/gradient2';
 import { createVegas } from './algorithms/vegas';
 import { Baseline } from './baseline';
 import { ALPHA_POWER, ALPHA_SCALE, BETA_RATIO, bandOf, defaultAlpha, defaultBeta } from './control-config';
-import type { ControlConfig } from './control-config';
+import type { BandFunction, ControlConfig } from './control-config';
 import { type ControlTuning, DEFAULT_TUNING } from './control-tuning';
 import type { LimitChange, LimitChangeReason, LimitController, LimitControllerSnapshot } from './controller';
 import { TimeoutTail } from './timeout-tail';
@@ -20,22 +20,26 @@ export const ROUND_SAMPLES = 8;
 /** The most one window multiplies the limit by: vegas's no-queue step and a slow-start round at most double it. */
 const MAX_WINDOW_GROWTH = 2;
 
+/**
+ * vegas's band: the tuning's shape (the ablation varies it) unless the user gave one; the shipped
+ * shape shares the default functions (two closures, 233 B a key, fewer).
+ */
+function bandFor(config: ControlConfig, tuning: ControlTuning): { alpha: BandFunction; beta: BandFunction } {
+  const shipped =
+    tuning.alphaPower === ALPHA_POWER && tuning.betaRatio === BETA_RATIO && tuning.alphaScale === ALPHA_SCALE;
+  const band = shipped
+    ? { alpha: defaultAlpha, beta: defaultBeta }
+    : bandOf(tuning.alphaPower, tuning.betaRatio, tuning.alphaScale);
+  return {
+    alpha: config.alpha === defaultAlpha ? band.alpha : config.alpha,
+    beta: config.beta === defaultBeta ? band.beta : config.beta,
+  };
+}
+
 function createAlgorithm(config: ControlConfig, tuning: ControlTuning): LimitAlgorithm {
   switch (config.algorithm) {
-    case 'vegas': {
-      // The tuning's band shape (the ablation varies it) unless the user gave one; the shipped
-      // shape shares the default functions (two closures, 233 B a key, fewer).
-      const shipped =
-        tuning.alphaPower === ALPHA_POWER && tuning.betaRatio === BETA_RATIO && tuning.alphaScale === ALPHA_SCALE;
-      const band = shipped
-        ? { alpha: defaultAlpha, beta: defaultBeta }
-        : bandOf(tuning.alphaPower, tuning.betaRatio, tuning.alphaScale);
-      return createVegas({
-        ...tuning,
-        alpha: config.alpha === defaultAlpha ? band.alpha : config.alpha,
-        beta: config.beta === defaultBeta ? band.beta : config.beta,
-      });
-    }
+    case 'vegas':
+      return createVegas({ ...tuning, ...bandFor(config, tuning) });
     case 'gradient2':
       return createGradient2({ rttTolerance: config.rttTolerance, smoothing: config.smoothing });
     case 'aimd':
@@ -107,6 +111,7 @@ export class LimitControlLoop implements LimitController {
   /** The last two windows' statistics and limit estimates (the jump rule, adr/0047, adr/0103). */
   private lastWindowMs = Number.NaN;
   private lastWindowLimit = 0;
+  private lastWindowInflight = Number.NaN;
   private priorWindowMs = Number.NaN;
   private priorWindowLimit = 0;
   /** Consecutive slow-start rounds in which the limit did not grow. */
@@ -147,8 +152,12 @@ export class LimitControlLoop implements LimitController {
   /** Windows still to let pass after a drain before one measures the baseline. */
   private settling = 0;
   private settlingSince = 0;
-  /** The baseline was measured once: later windows need baselineSamples, not firstBaselineSamples (adr/0089). */
+  /** The baseline was measured once: later windows need remeasureSamples, not firstBaselineSamples (adr/0089). */
   private baselineMeasured = false;
+  /** The samples the current re-measure needs (adr/0122): set when the slow start or a jump drains. */
+  private remeasureSamples = 0;
+  /** vegas's alpha (the re-measure's size), undefined for the other algorithms. */
+  private readonly alpha: BandFunction | undefined;
   /** The slow start ended app-limited (idle, no rise): its no-load pool may join a short baseline window (adr/0109). */
   private appLimitedExit = false;
   /** What the current slow start's drain window does with the baseline. */
@@ -179,6 +188,7 @@ export class LimitControlLoop implements LimitController {
     this.estimate = config.initialLimit;
     this.limit = config.initialLimit;
     this.algorithm = createAlgorithm(config, tuning);
+    this.alpha = config.algorithm === 'vegas' && tuning.remeasureForLimit ? bandFor(config, tuning).alpha : undefined;
     this.steersOnMean = config.algorithm === 'vegas';
     this.slowStart = config.algorithm !== 'fixed' && tuning.startupGain > 0;
     this.roundLimit = config.initialLimit;
@@ -286,9 +296,9 @@ export class LimitControlLoop implements LimitController {
     const window = this.window;
     const floorMs = this.windowFloorMs();
     // A slow-start round and the settling after a drain last one round trip (a jump's settling round: see
-    // settlingRoundDone); the baseline window waits for firstBaselineSamples, then baselineSamples (adr/0089); any
+    // settlingRoundDone); the baseline window waits for firstBaselineSamples, then remeasureSamples (adr/0089); any
     // other, its floor and minSamples (undefined).
-    const baselineSamples = this.baselineMeasured ? this.tuning.baselineSamples : this.tuning.firstBaselineSamples;
+    const baselineSamples = this.baselineMeasured ? this.remeasureSamples : this.tuning.firstBaselineSamples;
     const ready = this.slowStart
       ? window.roundTrip || window.ready(now, floorMs)
       : this.settling > 0
@@ -621,6 +631,7 @@ export class LimitControlLoop implements LimitController {
       this.priorWindowLimit = this.lastWindowLimit;
       this.lastWindowMs = statMs;
       this.lastWindowLimit = estimate;
+      this.lastWindowInflight = summary.meanInflight;
     }
     // The limit a window without reduce signals used to the full (its demand reached it).
     if (!pressured && summary.samples > 0 && summary.peakInflight >= this.limit) this.servedLimit = this.limit;
@@ -689,10 +700,25 @@ export class LimitControlLoop implements LimitController {
   // their log difference (logs: a heavy tail is not a queue), at least startupThreshold.
   private noiseBound(a: number, b: number): number {
     const tuning = this.tuning;
-    const sd =
-      this.spreadWeight >= ROUND_SAMPLES ? Math.sqrt(this.spreadSquares / this.spreadWeight) : tuning.spreadPrior;
-    const noise = Math.expm1(tuning.startupNoiseZ * sd * Math.sqrt(1 / a + 1 / b));
+    const noise = Math.expm1(tuning.startupNoiseZ * this.spread() * Math.sqrt(1 / a + 1 / b));
     return noise > tuning.startupThreshold ? noise : tuning.startupThreshold;
+  }
+
+  /** The log spread of latency within rounds, or spreadPrior until ROUND_SAMPLES measured it. */
+  private spread(): number {
+    const weight = this.spreadWeight;
+    return weight >= ROUND_SAMPLES ? Math.sqrt(this.spreadSquares / weight) : this.tuning.spreadPrior;
+  }
+
+  // The samples a re-measured baseline needs at a concurrency L (adr/0122): a baseline a share e low reads L e calls of
+  // queue that are not there, and vegas stops growing once they pass alpha(L). So e, at startupNoiseZ standard errors
+  // (the rounds' spread as the cv), stays under alpha(L) / L; at least baselineSamples, at most firstBaselineSamples.
+  private samplesFor(limit: number): number {
+    const { baselineSamples, firstBaselineSamples, startupNoiseZ } = this.tuning;
+    if (this.alpha === undefined) return baselineSamples;
+    const n = ((startupNoiseZ * this.spread() * limit) / this.alpha(limit)) ** 2;
+    if (n < baselineSamples) return baselineSamples;
+    return n < firstBaselineSamples ? Math.ceil(n) : firstBaselineSamples;
   }
 
   // The slow start's no-load mean: its queue-free cohorts, or the rounds' own (low) mean while the pool holds
@@ -745,6 +771,11 @@ export class LimitControlLoop implements LimitController {
     this.settling = this.tuning.drainOnExit ? 1 : 0;
     this.jumpDrain = false;
     this.settlingSince = now;
+    // Sized for the concurrency the last window used: an app-limited client's limit is up to twice that.
+    const used = this.lastWindowInflight;
+    this.remeasureSamples = this.samplesFor(
+      used < this.estimate ? (used > this.minLimit ? used : this.minLimit) : this.estimate,
+    );
   }
 
   // The idle rule (adr/0031): after idleAfterMs without a lesson, drop the stale window and smoothing and

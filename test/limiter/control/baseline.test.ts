@@ -397,6 +397,42 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(restoredAt({ baselineSamples: 400 })).toBeGreaterThan(shipped);
   });
 
+  it('sizes a re-measure for the concurrency it served: as many samples as the band needs there (adr/0122)', () => {
+    // A closed loop of `clients` callers on 40 servers at 200 ms x (0.6, 1, 1 / 0.6 in turn; the slow start measures a
+    // log spread of 0.43 within its rounds), three times slower from 60 s on: a jump, its drain, a re-measure.
+    const spread = [0.6, 1, 1 / 0.6];
+    const remeasureEnds = (clients: number, remeasureForLimit: boolean): LimitChange[] => {
+      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, remeasureForLimit });
+      const { changes } = runScripted({
+        controller,
+        durationMs: 75_000,
+        clients,
+        call: ({ now, inflight, index }) => ({
+          latencyMs: (now < 60_000 ? 200 : 600) * spread[index % 3]! * Math.max(1, inflight / 40),
+        }),
+      });
+      // The change that ends the re-measure: the first after the jump's drain.
+      const jump = changes.findIndex((change) => change.at > 60_000 && change.reason === 'baseline-raised');
+      return jump < 0 ? [] : changes.slice(jump + 1, jump + 2);
+    };
+    // 30 callers: app-limited at a limit of 60 with 30 in flight. The jump drains to 5 calls (7.7 answers a second),
+    // and the re-measure's restore to 30 ends it. Sized for the 30 calls served, not the limit of 60: a baseline
+    // 2 x 0.43 / sqrt(n) low must stay under alpha(30) / 30 = 1.64 / 30 of it, n = 247 (at 60 it would be 400, the
+    // cap), against baselineSamples' 100. The window closes by the low-traffic rule, 7.7 t x t >= n x 2 s: 8.0 s
+    // after it opened instead of 5.1 s (10.2 s at 400).
+    const [sized] = remeasureEnds(30, true);
+    const [fixed] = remeasureEnds(30, false);
+    expect(sized).toMatchObject({ from: 5, to: 30, reason: 'drain' });
+    expect(fixed).toMatchObject({ from: 5, to: 30, reason: 'drain' });
+    expect(sized!.at - fixed!.at).toBeGreaterThan(2_000);
+    expect(sized!.at - fixed!.at).toBeLessThan(4_000);
+    // 4 callers hold 4 calls (a log spread of 0.53 in their rounds): 2 x 0.53 x 4 / alpha(4) = 8.7, n = 75, under
+    // baselineSamples, and nothing moves.
+    const small = remeasureEnds(4, true);
+    expect(small).toMatchObject([{ from: 1, to: 3, reason: 'drain' }]);
+    expect(small).toEqual(remeasureEnds(4, false));
+  });
+
   it('raises a baseline that keeps the limit at the floor with latency at 2x and more, and restarts a slow start', () => {
     const controller = new LimitControlLoop(resolveControlConfig({}));
     let at = feedWindows(controller, 2, 0, { inflight: 30 });
