@@ -45,16 +45,6 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
       "Letting hold windows continue a descent fixed 1.15x (8 of 8) but lost 6 fleet runs of 1 056 (n10-s2, n10-s5, n50-s2, shared-upstream twice): a fleet client cannot tell the others' standing queue from a slower upstream, and its baselines cascaded from 103-104 ms up to 357 ms. Letting only one hold in a row continue it is adr/0117, with the elasticity read from the descent's peak so that a capacity drop during a descent is not taken for a slowdown; the seeds left were not traced.",
     sweepPasses: 15,
   },
-  'retry-storm': {
-    problem:
-      "on one seed of 16 the limit stays at 22-24 after the capacity is restored and the restored phase serves 0.71 of its load (bound 0.95): a jump's re-measured baseline that reads 7% low makes vegas read a queue that is not there, and it holds inside its band",
-    measured:
-      "restored phase's second half, goodput / offered load 0.705 against >= 0.95 on gate seed k = 8 since adr/0119; every other criterion of every seed passes, and over k = 0..63 retry-storm passes 63 of 64 as before adr/0119 (k = 41 now passes: it never re-converged to the half); over k = 0..95, 93 of 96 (k = 90: restored goodput 0.859, not traced, passing with a longer re-measure; k = 66 left the band [16, 24] after converging to the half). " +
-      'Traced (k = 8): the halving triggers a jump; its re-measure (100 samples of lognormal service, sigma 0.3, at 9.5 calls) reads 193.5 ms against a no-load mean of 209 ms, a 2.4-sigma draw (199.6 ms on the tree before, where the settling ended 0.2 s later). ' +
-      'At 40 servers and a limit of 22, vegas then reads 22 x (1 - 193.5 / 209) = 1.6 calls of queue, inside its band (alpha 1.36, beta 2.73 at L = 22), so it holds; nothing raises a baseline that is too low while the limit holds (Vegas keeps a minimum). ' +
-      "adr/0089 recorded the same mechanism (a re-measure 6% low, one seed of 16, won back by adr/0090's growth per floor): the re-measure's 100 samples are kept short on purpose: at 200 and 400 (adr/0121, k = 0..95) retry-storm passes 95 and 96 of 96 with no phantom, but workers-halve-backlog, whose re-measure runs at one or two calls, falls from 92 to 87 and 76 of 96 (gate k = 10, 13 and 14 among them at 200) and latency-cliff k = 48 from 0.804 to 0.749 and 0.671. The baseline's own error in vegas's margin was tried twice and lost fleet seeds (adr/0106, adr/0107).",
-    sweepPasses: 15,
-  },
   'production-slowdown': {
     problem:
       'on one seed the start sheds 5.9% of healthy traffic (bound 1%): a slow start that ends early on a noisy round',

@@ -65,7 +65,8 @@ describe('retry storm: naive retries collapse the upstream; resilix retry and it
   // limit 4 without retry, 7 with it). Measured against src/ at the time of writing.
   // The limiter criteria must pass on at least the seeds known-failures.ts records for retry-storm,
   // all 16 while it lists none (adr/0089 lost one seed to a re-measure's low baseline; adr/0090
-  // won it back; adr/0119 lost one to the same mechanism, k = 8, and it is listed at 15).
+  // won it back; adr/0119 lost one to the same mechanism, k = 8; adr/0122's re-measure sized for its concurrency
+  // won it back, and 96 of k = 0..95 pass).
   const required = KNOWN_LIBRARY_FAILURES['retry-storm']?.sweepPasses ?? SEEDS;
   it(`meets the limiter criteria on at least ${required} of ${SEEDS} seeds (known-failures.ts)`, async () => {
     const failing: string[] = [];
