@@ -61,7 +61,11 @@ const off = (name: string, what: string, tuning: Partial<ControlTuning>): Varian
 export const VARIANTS: readonly Variant[] = [
   off('shipped', 'the shipped tuning (reference)', {}),
   off('no slow start', 'startupGain 0: start in congestion avoidance at initialLimit', { startupGain: 0 }),
-  off('no noise bound', 'startupNoiseZ 0: the slow-start exit tests the 1/8 threshold only', { startupNoiseZ: 0 }),
+  off(
+    'no noise bound',
+    'startupNoiseZ 0: the slow-start exit tests the 1/8 threshold only (and every re-measure takes baselineSamples, adr/0122)',
+    { startupNoiseZ: 0 },
+  ),
   double('startupThreshold'),
   off('no confirmation', 'confirmRounds 0: the first risen round ends the slow start', { confirmRounds: 0 }),
   off('no idle exit', 'startupIdleRounds 0: an app-limited slow start never ends on its own', { startupIdleRounds: 0 }),
@@ -73,9 +77,13 @@ export const VARIANTS: readonly Variant[] = [
   off('fixed re-measure', 'remeasureForLimit false: every re-measure takes baselineSamples, whatever the concurrency', {
     remeasureForLimit: false,
   }),
-  off('short first baseline', 'firstBaselineSamples 400 -> 100: the first baseline window as short as a re-measure', {
-    firstBaselineSamples: 100,
-  }),
+  off(
+    'short first baseline',
+    'firstBaselineSamples 400 -> 100: the first baseline window as short as a re-measure (it also caps the re-measure, adr/0122)',
+    {
+      firstBaselineSamples: 100,
+    },
+  ),
   off('no proportional cut', 'excessQueueGain 0: shrink by one step past beta', { excessQueueGain: 0 }),
   off('no no-queue jump', 'noQueueJump false: grow by one step with no queue at all', { noQueueJump: false }),
   off(

@@ -20,11 +20,13 @@ export const ROUND_SAMPLES = 8;
 /** The most one window multiplies the limit by: vegas's no-queue step and a slow-start round at most double it. */
 const MAX_WINDOW_GROWTH = 2;
 
+type Band = { readonly alpha: BandFunction; readonly beta: BandFunction };
+
 /**
  * vegas's band: the tuning's shape (the ablation varies it) unless the user gave one; the shipped
  * shape shares the default functions (two closures, 233 B a key, fewer).
  */
-function bandFor(config: ControlConfig, tuning: ControlTuning): { alpha: BandFunction; beta: BandFunction } {
+function bandFor(config: ControlConfig, tuning: ControlTuning): Band {
   const shipped =
     tuning.alphaPower === ALPHA_POWER && tuning.betaRatio === BETA_RATIO && tuning.alphaScale === ALPHA_SCALE;
   const band = shipped
@@ -36,10 +38,10 @@ function bandFor(config: ControlConfig, tuning: ControlTuning): { alpha: BandFun
   };
 }
 
-function createAlgorithm(config: ControlConfig, tuning: ControlTuning): LimitAlgorithm {
+function createAlgorithm(config: ControlConfig, tuning: ControlTuning, band: Band): LimitAlgorithm {
   switch (config.algorithm) {
     case 'vegas':
-      return createVegas({ ...tuning, ...bandFor(config, tuning) });
+      return createVegas({ ...tuning, ...band });
     case 'gradient2':
       return createGradient2({ rttTolerance: config.rttTolerance, smoothing: config.smoothing });
     case 'aimd':
@@ -155,8 +157,8 @@ export class LimitControlLoop implements LimitController {
   /** The baseline was measured once: later windows need remeasureSamples, not firstBaselineSamples (adr/0089). */
   private baselineMeasured = false;
   /** The samples the current re-measure needs (adr/0122): set when the slow start or a jump drains. */
-  private remeasureSamples = 0;
-  /** vegas's alpha (the re-measure's size), undefined for the other algorithms. */
+  private remeasureSamples: number;
+  /** vegas's alpha, which sizes a re-measure; undefined for the other algorithms or with remeasureForLimit off. */
   private readonly alpha: BandFunction | undefined;
   /** The slow start ended app-limited (idle, no rise): its no-load pool may join a short baseline window (adr/0109). */
   private appLimitedExit = false;
@@ -187,8 +189,10 @@ export class LimitControlLoop implements LimitController {
     this.maxLimit = config.maxLimit;
     this.estimate = config.initialLimit;
     this.limit = config.initialLimit;
-    this.algorithm = createAlgorithm(config, tuning);
-    this.alpha = config.algorithm === 'vegas' && tuning.remeasureForLimit ? bandFor(config, tuning).alpha : undefined;
+    const band = bandFor(config, tuning);
+    this.algorithm = createAlgorithm(config, tuning, band);
+    this.alpha = config.algorithm === 'vegas' && tuning.remeasureForLimit ? band.alpha : undefined;
+    this.remeasureSamples = tuning.baselineSamples;
     this.steersOnMean = config.algorithm === 'vegas';
     this.slowStart = config.algorithm !== 'fixed' && tuning.startupGain > 0;
     this.roundLimit = config.initialLimit;
@@ -712,13 +716,13 @@ export class LimitControlLoop implements LimitController {
 
   // The samples a re-measured baseline needs at a concurrency L (adr/0122): a baseline a share e low reads L e calls of
   // queue that are not there, and vegas stops growing once they pass alpha(L). So e, at startupNoiseZ standard errors
-  // (the rounds' spread as the cv), stays under alpha(L) / L; at least baselineSamples, at most firstBaselineSamples.
-  private samplesFor(limit: number): number {
+  // (the rounds' spread as the cv), stays under alpha(L) / L; at most firstBaselineSamples, at least baselineSamples.
+  private samplesFor(concurrency: number): number {
     const { baselineSamples, firstBaselineSamples, startupNoiseZ } = this.tuning;
     if (this.alpha === undefined) return baselineSamples;
-    const n = ((startupNoiseZ * this.spread() * limit) / this.alpha(limit)) ** 2;
-    if (n < baselineSamples) return baselineSamples;
-    return n < firstBaselineSamples ? Math.ceil(n) : firstBaselineSamples;
+    const n = ((startupNoiseZ * this.spread() * concurrency) / this.alpha(concurrency)) ** 2;
+    const capped = n < firstBaselineSamples ? Math.ceil(n) : firstBaselineSamples;
+    return capped > baselineSamples ? capped : baselineSamples;
   }
 
   // The slow start's no-load mean: its queue-free cohorts, or the rounds' own (low) mean while the pool holds
@@ -771,7 +775,8 @@ export class LimitControlLoop implements LimitController {
     this.settling = this.tuning.drainOnExit ? 1 : 0;
     this.jumpDrain = false;
     this.settlingSince = now;
-    // Sized for the concurrency the last window used: an app-limited client's limit is up to twice that.
+    // Sized for the concurrency the last window used: an app-limited client's limit (appLimitedFactor x its peak
+    // in-flight) runs far above it.
     const used = this.lastWindowInflight;
     this.remeasureSamples = this.samplesFor(
       used < this.estimate ? (used > this.minLimit ? used : this.minLimit) : this.estimate,

@@ -392,7 +392,8 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
       return changes[2]!.at;
     };
     const shipped = restoredAt({});
-    // The first window's size does not change the re-measure; the re-measure's own size does.
+    // The first window's size does not change a re-measure the floor sets (a constant latency: no spread, so vegas's
+    // sizing asks for none, adr/0122); the floor itself does.
     expect(restoredAt({ firstBaselineSamples: 100 })).toBe(shipped);
     expect(restoredAt({ baselineSamples: 400 })).toBeGreaterThan(shipped);
   });
@@ -401,8 +402,9 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     // A closed loop of `clients` callers on 40 servers at 200 ms x (0.6, 1, 1 / 0.6 in turn; the slow start measures a
     // log spread of 0.43 within its rounds), three times slower from 60 s on: a jump, its drain, a re-measure.
     const spread = [0.6, 1, 1 / 0.6];
-    const remeasureEnds = (clients: number, remeasureForLimit: boolean): LimitChange[] => {
-      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, remeasureForLimit });
+    const remeasureEnds = (clients: number, remeasureForLimit: boolean, firstBaselineSamples = 400): LimitChange[] => {
+      const tuning = { ...DEFAULT_TUNING, remeasureForLimit, firstBaselineSamples };
+      const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
       const { changes } = runScripted({
         controller,
         durationMs: 75_000,
@@ -411,9 +413,11 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
           latencyMs: (now < 60_000 ? 200 : 600) * spread[index % 3]! * Math.max(1, inflight / 40),
         }),
       });
-      // The change that ends the re-measure: the first after the jump's drain.
+      // The change that ends the re-measure: the restore, the last of the drains that follow the jump's.
       const jump = changes.findIndex((change) => change.at > 60_000 && change.reason === 'baseline-raised');
-      return jump < 0 ? [] : changes.slice(jump + 1, jump + 2);
+      const after = jump < 0 ? [] : changes.slice(jump + 1);
+      const drains = after.findIndex((change) => change.reason !== 'drain');
+      return after.slice(0, drains < 0 ? after.length : drains).slice(-1);
     };
     // 30 callers: app-limited at a limit of 60 with 30 in flight. The jump drains to 5 calls (7.7 answers a second),
     // and the re-measure's restore to 30 ends it. Sized for the 30 calls served, not the limit of 60: a baseline
@@ -426,7 +430,16 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(fixed).toMatchObject({ from: 5, to: 30, reason: 'drain' });
     expect(sized!.at - fixed!.at).toBeGreaterThan(2_000);
     expect(sized!.at - fixed!.at).toBeLessThan(4_000);
-    // 4 callers hold 4 calls (a log spread of 0.53 in their rounds): 2 x 0.53 x 4 / alpha(4) = 8.7, n = 75, under
+    // firstBaselineSamples caps it. At 150 the first baseline differs, the settling runs out and re-aims the drain to
+    // 14 calls (21 answers a second), and the re-measure there, n = 150 for 247, ends 3.7 s after it opened instead of
+    // 3.1 s at 100.
+    const [capped] = remeasureEnds(30, true, 150);
+    const [uncapped] = remeasureEnds(30, false, 150);
+    expect(capped).toMatchObject({ from: 14, to: 29, reason: 'drain' });
+    expect(uncapped).toMatchObject({ from: 14, to: 29, reason: 'drain' });
+    expect(capped!.at - uncapped!.at).toBeGreaterThan(300);
+    expect(capped!.at - uncapped!.at).toBeLessThan(1_000);
+    // 4 callers hold 4 calls (a log spread of 0.53 in their rounds): 2 x 0.53 x 4 / alpha(4) = 8.6, n = 75, under
     // baselineSamples, and nothing moves.
     const small = remeasureEnds(4, true);
     expect(small).toMatchObject([{ from: 1, to: 3, reason: 'drain' }]);
