@@ -402,9 +402,17 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     // A closed loop of `clients` callers on 40 servers at 200 ms x (0.6, 1, 1 / 0.6 in turn; the slow start measures a
     // log spread of 0.43 within its rounds), three times slower from 60 s on: a jump, its drain, a re-measure.
     const spread = [0.6, 1, 1 / 0.6];
-    const remeasureEnds = (clients: number, remeasureForLimit: boolean, firstBaselineSamples = 400): LimitChange[] => {
+    const remeasureEnds = (
+      clients: number,
+      remeasureForLimit: boolean,
+      {
+        firstBaselineSamples = 400,
+        algorithm = 'vegas',
+        minLimit = 1,
+      }: { firstBaselineSamples?: number; algorithm?: 'vegas' | 'gradient2'; minLimit?: number } = {},
+    ): LimitChange[] => {
       const tuning = { ...DEFAULT_TUNING, remeasureForLimit, firstBaselineSamples };
-      const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
+      const controller = new LimitControlLoop(resolveControlConfig({ algorithm, minLimit }), tuning);
       const { changes } = runScripted({
         controller,
         durationMs: 75_000,
@@ -413,11 +421,12 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
           latencyMs: (now < 60_000 ? 200 : 600) * spread[index % 3]! * Math.max(1, inflight / 40),
         }),
       });
-      // The change that ends the re-measure: the restore, the last of the drains that follow the jump's.
+      // The change that ends the re-measure: the restore, the last of the drains that follow the jump's (the first change
+      // after the jump if no drain follows it).
       const jump = changes.findIndex((change) => change.at > 60_000 && change.reason === 'baseline-raised');
       const after = jump < 0 ? [] : changes.slice(jump + 1);
       const drains = after.findIndex((change) => change.reason !== 'drain');
-      return after.slice(0, drains < 0 ? after.length : drains).slice(-1);
+      return after.slice(0, drains < 0 ? after.length : Math.max(drains, 1)).slice(-1);
     };
     // 30 callers: app-limited at a limit of 60 with 30 in flight. The jump drains to 5 calls (7.7 answers a second),
     // and the re-measure's restore to 30 ends it. Sized for the 30 calls served, not the limit of 60: a baseline
@@ -433,8 +442,8 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     // firstBaselineSamples caps it. At 150 the first baseline differs, the settling runs out and re-aims the drain to
     // 14 calls (21 answers a second), and the re-measure there, n = 150 for 247, ends 3.7 s after it opened instead of
     // 3.1 s at 100.
-    const [capped] = remeasureEnds(30, true, 150);
-    const [uncapped] = remeasureEnds(30, false, 150);
+    const [capped] = remeasureEnds(30, true, { firstBaselineSamples: 150 });
+    const [uncapped] = remeasureEnds(30, false, { firstBaselineSamples: 150 });
     expect(capped).toMatchObject({ from: 14, to: 29, reason: 'drain' });
     expect(uncapped).toMatchObject({ from: 14, to: 29, reason: 'drain' });
     expect(capped!.at - uncapped!.at).toBeGreaterThan(300);
@@ -444,6 +453,19 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     const small = remeasureEnds(4, true);
     expect(small).toMatchObject([{ from: 1, to: 3, reason: 'drain' }]);
     expect(small).toEqual(remeasureEnds(4, false));
+    // minLimit 40 over the same 30 calls: the drain stops at 40 (61 answers a second), and the re-measure is sized for
+    // the 40 calls the loop will run at (a spread of 0.39 there: n = 254, 2.9 s), not the 30 in use (n = 202, 2.6 s),
+    // against the window floor's 2 s at 100.
+    const [floored] = remeasureEnds(30, true, { minLimit: 40 });
+    const [unsized] = remeasureEnds(30, false, { minLimit: 40 });
+    expect(floored).toMatchObject({ from: 40, to: 44, reason: 'no-queue' });
+    expect(unsized).toMatchObject({ from: 40, to: 44, reason: 'no-queue' });
+    expect(floored!.at - unsized!.at).toBeGreaterThan(1_000);
+    expect(floored!.at - unsized!.at).toBeLessThan(1_500);
+    // gradient2 has no band to size by: its re-measure of the same jump takes baselineSamples.
+    const gradient2 = remeasureEnds(30, true, { algorithm: 'gradient2' });
+    expect(gradient2).toMatchObject([{ from: 5, to: 31, reason: 'drain' }]);
+    expect(gradient2).toEqual(remeasureEnds(30, false, { algorithm: 'gradient2' }));
   });
 
   it('raises a baseline that keeps the limit at the floor with latency at 2x and more, and restarts a slow start', () => {
