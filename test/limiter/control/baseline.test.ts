@@ -402,14 +402,11 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     // A closed loop of `clients` callers on 40 servers at 200 ms x (0.6, 1, 1 / 0.6 in turn; the slow start measures a
     // log spread of 0.43 within its rounds), three times slower from 60 s on: a jump, its drain, a re-measure.
     const spread = [0.6, 1, 1 / 0.6];
+    type Setting = { firstBaselineSamples?: number; algorithm?: 'vegas' | 'gradient2'; minLimit?: number };
     const remeasureEnds = (
       clients: number,
       remeasureForLimit: boolean,
-      {
-        firstBaselineSamples = 400,
-        algorithm = 'vegas',
-        minLimit = 1,
-      }: { firstBaselineSamples?: number; algorithm?: 'vegas' | 'gradient2'; minLimit?: number } = {},
+      { firstBaselineSamples = 400, algorithm = 'vegas', minLimit = 1 }: Setting = {},
     ): LimitChange[] => {
       const tuning = { ...DEFAULT_TUNING, remeasureForLimit, firstBaselineSamples };
       const controller = new LimitControlLoop(resolveControlConfig({ algorithm, minLimit }), tuning);
@@ -428,26 +425,28 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
       const drains = after.findIndex((change) => change.reason !== 'drain');
       return after.slice(0, drains < 0 ? after.length : Math.max(drains, 1)).slice(-1);
     };
+    // How much later the sized re-measure of 30 callers ends than the fixed one; both end on the same change.
+    const sizingDelay = (setting: Setting, end: Partial<LimitChange>): number => {
+      const [sized] = remeasureEnds(30, true, setting);
+      const [fixed] = remeasureEnds(30, false, setting);
+      expect(sized).toMatchObject(end);
+      expect(fixed).toMatchObject(end);
+      return sized!.at - fixed!.at;
+    };
     // 30 callers: app-limited at a limit of 60 with 30 in flight. The jump drains to 5 calls (7.7 answers a second),
     // and the re-measure's restore to 30 ends it. Sized for the 30 calls served, not the limit of 60: a baseline
     // 2 x 0.43 / sqrt(n) low must stay under alpha(30) / 30 = 1.64 / 30 of it, n = 247 (at 60 it would be 400, the
     // cap), against baselineSamples' 100. The window closes by the low-traffic rule, 7.7 t x t >= n x 2 s: 8.0 s
     // after it opened instead of 5.1 s (10.2 s at 400).
-    const [sized] = remeasureEnds(30, true);
-    const [fixed] = remeasureEnds(30, false);
-    expect(sized).toMatchObject({ from: 5, to: 30, reason: 'drain' });
-    expect(fixed).toMatchObject({ from: 5, to: 30, reason: 'drain' });
-    expect(sized!.at - fixed!.at).toBeGreaterThan(2_000);
-    expect(sized!.at - fixed!.at).toBeLessThan(4_000);
+    const appLimited = sizingDelay({}, { from: 5, to: 30, reason: 'drain' });
+    expect(appLimited).toBeGreaterThan(2_000);
+    expect(appLimited).toBeLessThan(4_000);
     // firstBaselineSamples caps it. At 150 the first baseline differs, the settling runs out and re-aims the drain to
     // 14 calls (21 answers a second), and the re-measure there, n = 150 for 247, ends 3.7 s after it opened instead of
     // 3.1 s at 100.
-    const [capped] = remeasureEnds(30, true, { firstBaselineSamples: 150 });
-    const [uncapped] = remeasureEnds(30, false, { firstBaselineSamples: 150 });
-    expect(capped).toMatchObject({ from: 14, to: 29, reason: 'drain' });
-    expect(uncapped).toMatchObject({ from: 14, to: 29, reason: 'drain' });
-    expect(capped!.at - uncapped!.at).toBeGreaterThan(300);
-    expect(capped!.at - uncapped!.at).toBeLessThan(1_000);
+    const capped = sizingDelay({ firstBaselineSamples: 150 }, { from: 14, to: 29, reason: 'drain' });
+    expect(capped).toBeGreaterThan(300);
+    expect(capped).toBeLessThan(1_000);
     // 4 callers hold 4 calls (a log spread of 0.53 in their rounds): 2 x 0.53 x 4 / alpha(4) = 8.6, n = 75, under
     // baselineSamples, and nothing moves.
     const small = remeasureEnds(4, true);
@@ -456,12 +455,9 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     // minLimit 40 over the same 30 calls: the drain stops at 40 (61 answers a second), and the re-measure is sized for
     // the 40 calls the loop will run at (a spread of 0.39 there: n = 254, 2.9 s), not the 30 in use (n = 202, 2.6 s),
     // against the window floor's 2 s at 100.
-    const [floored] = remeasureEnds(30, true, { minLimit: 40 });
-    const [unsized] = remeasureEnds(30, false, { minLimit: 40 });
-    expect(floored).toMatchObject({ from: 40, to: 44, reason: 'no-queue' });
-    expect(unsized).toMatchObject({ from: 40, to: 44, reason: 'no-queue' });
-    expect(floored!.at - unsized!.at).toBeGreaterThan(1_000);
-    expect(floored!.at - unsized!.at).toBeLessThan(1_500);
+    const floored = sizingDelay({ minLimit: 40 }, { from: 40, to: 44, reason: 'no-queue' });
+    expect(floored).toBeGreaterThan(1_000);
+    expect(floored).toBeLessThan(1_500);
     // gradient2 has no band to size by: its re-measure of the same jump takes baselineSamples.
     const gradient2 = remeasureEnds(30, true, { algorithm: 'gradient2' });
     expect(gradient2).toMatchObject([{ from: 5, to: 31, reason: 'drain' }]);
