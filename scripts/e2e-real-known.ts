@@ -66,7 +66,7 @@ const INBOUND_BUSY_MACHINE =
   "not the goodput knee. The issue's own 8 x 50 ms and 12 x 25 ms met every criterion in every run. adr/0115 measures a " +
   'steady-slowdown collapse in the simulator (1.15x at C = 50); these runs may be the same mechanism, not traced to it. ' +
   "On adr/0122's tree (2026-12-05) two full runs settled low (goodput 0.65-0.66x, limit median 0.59-0.69 C) and a traced run of " +
-  '32 x 30 ms alone met all four (limit 30-34, goodput 1.01x); its only drain was the first, at 0.79 s, so no re-measure ran';
+  '32 x 30 ms alone met all four (limit 29-37 after 13 s, goodput 1.01x); its only drain was the first, at 0.79 s, so no re-measure ran';
 export const KNOWN_REAL_SERVER_FAILURES: Readonly<Record<string, string>> = {
   'postgres / closed loop / goodput': POSTGRES_SMALL_KNEE,
   'gunicorn / phase change / re-converged after 4 -> 2 workers': SMALL_KNEE_DITHER,
