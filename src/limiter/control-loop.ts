@@ -775,12 +775,10 @@ export class LimitControlLoop implements LimitController {
     this.settling = this.tuning.drainOnExit ? 1 : 0;
     this.jumpDrain = false;
     this.settlingSince = now;
-    // Sized for the concurrency the last window used: an app-limited client's limit (appLimitedFactor x its peak
-    // in-flight) runs far above it.
+    // Sized for the concurrency the last window used (within the limits, at most the estimate): an app-limited
+    // client's limit (appLimitedFactor x its peak in-flight) runs far above it.
     const used = this.lastWindowInflight;
-    this.remeasureSamples = this.samplesFor(
-      used < this.estimate ? (used > this.minLimit ? used : this.minLimit) : this.estimate,
-    );
+    this.remeasureSamples = this.samplesFor(used < this.estimate ? this.clamp(used) : this.estimate);
   }
 
   // The idle rule (adr/0031): after idleAfterMs without a lesson, drop the stale window and smoothing and

@@ -25,7 +25,10 @@ const SHIPPED = {
   measureWholeCalls: true,
   /** Samples a re-measure's baseline window needs instead of minSamples (adr/0045, adr/0047). */
   baselineSamples: 100,
-  /** vegas's re-measure waits for the samples its band needs at the concurrency served before the drain, from baselineSamples to firstBaselineSamples (adr/0122). false: baselineSamples. */
+  /**
+   * vegas's re-measure waits for the samples its band needs at the concurrency served before the drain,
+   * from baselineSamples to firstBaselineSamples (adr/0122). false: baselineSamples.
+   */
   remeasureForLimit: true,
   /** Samples the limiter's first baseline window needs: its error sets shared-upstream fairness (adr/0089). */
   firstBaselineSamples: 400,
