@@ -137,7 +137,11 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       waiter.resolve = resolve;
       waiter.reject = reject;
     });
-    this.waitingLine().push(waiter);
+    if (this.queue === undefined) {
+      this.queue = new WaitQueue<Waiter>(this.order);
+      this.handed = new WaitQueue<Waiter>('fifo');
+    }
+    this.queue.push(waiter);
     try {
       arm(this.clock, waiter, now);
       signal?.addEventListener('abort', waiter.onAbort);
@@ -265,15 +269,6 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       abandonedInQueue: this.queueAbandoned,
       drainPerSecond: this.drainRatePerMs === this.drainRatePerMs ? this.drainRatePerMs * 1000 : undefined,
     };
-  }
-
-  /** The waiting line, made with the handed list when the first call queues. */
-  private waitingLine(): WaitQueue<Waiter> {
-    if (this.queue === undefined) {
-      this.queue = new WaitQueue<Waiter>(this.order);
-      this.handed = new WaitQueue<Waiter>('fifo');
-    }
-    return this.queue;
   }
 
   private takePermit(): PooledPermit {

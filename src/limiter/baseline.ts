@@ -80,10 +80,7 @@ export class Baseline {
     return elasticity < tuning.raiseElasticity ? this.raise(quantileMs, meanMs) : false;
   }
 
-  /**
-   * A window inside the band (adr/0117). A descent that reaches the band's upper edge reads inside it on noise once;
-   * as a slow-start exit is confirmed by the next round (adr/0045), the end of a descent is confirmed by the next window.
-   */
+  /** A window inside the band: a descent's edge reads inside on noise once, so a second in a row ends it (adr/0117). */
   held(): void {
     if (this.holding) this.endDescent();
     else this.holding = true;

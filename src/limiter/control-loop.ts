@@ -22,10 +22,7 @@ const MAX_WINDOW_GROWTH = 2;
 
 type Band = { readonly alpha: BandFunction; readonly beta: BandFunction };
 
-/**
- * vegas's band: the tuning's shape (the ablation varies it) unless the user gave one; the shipped
- * shape shares the default functions (two closures, 233 B a key, fewer).
- */
+/** vegas's band: the user's, else the tuning's shape; the shipped shape shares the default functions (233 B a key). */
 function bandFor(config: ControlConfig, tuning: ControlTuning): Band {
   const shipped =
     tuning.alphaPower === ALPHA_POWER && tuning.betaRatio === BETA_RATIO && tuning.alphaScale === ALPHA_SCALE;
@@ -100,12 +97,11 @@ export class LimitControlLoop implements LimitController {
     floorSpans: 1,
   };
   private readonly decision: Decision = { estimate: 0, reason: 'warming-up' };
-  /** The clock at the settle being observed, set by the caller: no double crosses a call (adr/0087). */
   settledAt = 0;
   /** The observation a mark feeds through `observe` (reused: a mark allocates nothing). */
   private readonly markObservation = { verdict: 'ok' as const, latencyMs: 0, durationMs: 0 };
   /** True during a slow start (adr/0045). */
-  private slowStart: boolean;
+  private slowStart = false;
   /** A round rose; the next confirms it (RFC 9406's conservative slow start, one round). */
   private suspect = false;
   /** The admitted limit the last window without reduce signals used to the full (adr/0046). */
@@ -119,7 +115,7 @@ export class LimitControlLoop implements LimitController {
   /** Consecutive slow-start rounds in which the limit did not grow. */
   private idleRounds = 0;
   /** The limit the current slow-start round began with: growth stops at twice it. */
-  private roundLimit: number;
+  private roundLimit = 0;
   /** The slow start's reference (adr/0045): the pooled mean, and mean log, of its rounds that did not rise. */
   private referenceMs = Number.NaN;
   private referenceLog = Number.NaN;
@@ -153,7 +149,6 @@ export class LimitControlLoop implements LimitController {
   private jumpDrain = false;
   /** Windows still to let pass after a drain before one measures the baseline. */
   private settling = 0;
-  private settlingSince = 0;
   /** The baseline was measured once: later windows need remeasureSamples, not firstBaselineSamples (adr/0089). */
   private baselineMeasured = false;
   /** The samples the current re-measure needs (adr/0122): set when the slow start or a jump drains. */
@@ -175,7 +170,6 @@ export class LimitControlLoop implements LimitController {
   // The last decision, kept as fields so a window close allocates nothing.
   private hasChange = false;
   private changeFrom = 0;
-  private changeTo = 0;
   private changeDirection: LimitChange['direction'] = 'hold';
   private changeReason: LimitChangeReason = 'warming-up';
   private changeAt = 0;
@@ -194,11 +188,10 @@ export class LimitControlLoop implements LimitController {
     this.alpha = config.algorithm === 'vegas' && tuning.remeasureForLimit ? band.alpha : undefined;
     this.remeasureSamples = tuning.baselineSamples;
     this.steersOnMean = config.algorithm === 'vegas';
-    this.slowStart = config.algorithm !== 'fixed' && tuning.startupGain > 0;
-    this.roundLimit = config.initialLimit;
     const { overloadCloseShare, overloadCloseMinAnswers } = tuning;
     this.window = new SamplingWindow({ ...config, overloadCloseShare, overloadCloseMinAnswers });
     this.baseline = new Baseline(tuning);
+    this.startSlowStart('set');
   }
 
   observeMark(latencyMs: number, now: number, inflight: number): boolean {
@@ -268,8 +261,7 @@ export class LimitControlLoop implements LimitController {
     const durationMs = observation.durationMs;
     const startedAt = now - (durationMs === undefined ? latencyMs : durationMs);
     // Idle runs from the last lesson to this call's start: a call that ran through the gap kept it busy.
-    const learned = this.lastLearnedAt;
-    if (startedAt - learned >= this.config.idleAfterMs) this.restartAfterIdle(now);
+    if (startedAt - this.lastLearnedAt >= this.config.idleAfterMs) this.restartAfterIdle(now);
     const sample = verdict === 'ok' || verdict === 'answered';
     // A marked call gave its sample at the mark; its settle teaches the hold after it (Little's law).
     if (marked && sample) {
@@ -323,9 +315,9 @@ export class LimitControlLoop implements LimitController {
     );
   }
 
-  /** minWindowMs since the drain: the settling's longest (adr/0045). */
+  /** minWindowMs since the drain (`sampleFrom` holds its time while settling): the settling's longest (adr/0045). */
   private settlingRanOut(now: number): boolean {
-    return now - this.settlingSince >= this.config.minWindowMs;
+    return now - this.sampleFrom >= this.config.minWindowMs;
   }
 
   setLimit(limit: number, now: number): boolean {
@@ -400,11 +392,10 @@ export class LimitControlLoop implements LimitController {
     const clean = unrefused && summary.timeouts === 0;
     const slowStart = this.slowStart;
     let measured = false;
-    let measuredBaseline = false;
-    // The latency that shows the upstream slower after a drain (NaN: not shown), and the share of
-    // the exit rate x that latency to go back to: the drain went too deep.
+    // The latency that shows the upstream slower after a drain (NaN: not shown), and the completion rate
+    // (a share of the exit round's) to go back to at that latency: the drain went too deep.
     let slowerMs = Number.NaN;
-    let slowerGain = 0;
+    let slowerRate = 0;
     if (slowStart) {
       summary.latencyMs = statMs;
       // A provisional baseline (telemetry, the starved-timeout rule) until a drained window measures one.
@@ -423,7 +414,7 @@ export class LimitControlLoop implements LimitController {
       // Re-aim the drain with that latency; the baseline window measures there (adr/0091).
       if (ranOut && this.jumpDrain && this.above(meanMs, n, tuning.raiseRatio * noLoadMs, this.noLoadCount)) {
         slowerMs = meanMs;
-        slowerGain = tuning.drainGain;
+        slowerRate = tuning.drainGain * this.exitRate;
       }
       summary.latencyMs = Number.NaN;
       measured = true;
@@ -441,12 +432,12 @@ export class LimitControlLoop implements LimitController {
       const valueMeanMs = pool ? valueMs : meanMs;
       const set = this.baselineWindow === 'set';
       measured = set ? baseline.set(valueMs, valueMeanMs) : baseline.offer(valueMs, valueMeanMs) !== 'none';
-      measuredBaseline = measured;
-      if (measured) this.baselineMeasured = true;
       if (measured && baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) {
         slowerMs = baseline.meanMs;
-        slowerGain = 1;
+        slowerRate = this.exitRate;
       }
+      if (measured) this.baselineMeasured = true;
+      if (measured) this.exitRate = 0;
       this.baselineWindow = 'none';
       this.sampleFrom = -Infinity;
       this.signal.reset();
@@ -566,23 +557,21 @@ export class LimitControlLoop implements LimitController {
       if (!pressured) {
         next = estimate;
         reason = 'warming-up';
-        // A slower upstream means the drain went too deep: back to slowerGain x exit rate x the new latency.
+        // A slower upstream means the drain went too deep: back to slowerRate x the new latency.
         // Otherwise Vegas grows from the drained limit (jumping back at once would load an upstream others still measure).
-        const target = slowerGain * this.exitRate * (slowerMs + this.exitAfterMarkMs);
+        const target = slowerRate * (slowerMs + this.exitAfterMarkMs);
         if (target > estimate) {
           next = target < this.exitLimit ? target : this.exitLimit;
           reason = 'drain';
         }
       }
-      if (measuredBaseline) this.exitRate = 0;
     } else if (latencyDriven && unrefused && tuning.jumpRestart && this.jumped(statMs, estimate)) {
       // A raiseRatio-fold jump at a limit that did not grow: the upstream changed, or demand rose
       // past its capacity. Drain and measure the baseline anew (adr/0047).
       const drained = this.drainTarget(rate, baseline.meanMs, estimate);
       if (drained < next) next = drained;
       reason = 'baseline-raised';
-      this.pendingBaseline = 'set';
-      this.endSlowStart(now);
+      this.endSlowStart(now, 'set');
       this.jumpDrain = true;
     } else if (!latencyShrink(reason)) {
       if (reason === 'queue-within-band') baseline.held();
@@ -684,8 +673,7 @@ export class LimitControlLoop implements LimitController {
 
   /** The cohort vote (adr/0110): the last round's cohort rose over the no-load pool; true if off or either empty. */
   private cohortRose(): boolean {
-    if (!this.tuning.cohortConfirm || this.cohortCount === 0 || this.noLoadCount === 0) return true;
-    return this.cohortAbovePool();
+    return !this.tuning.cohortConfirm || this.cohortCount === 0 || this.noLoadCount === 0 || this.cohortAbovePool();
   }
 
   /** Whether the cohort's mean is above the no-load pool's past the noise bound (false for an empty pool: NaN). */
@@ -767,14 +755,13 @@ export class LimitControlLoop implements LimitController {
   }
 
   /** Ends the slow start: the next clean window, with calls admitted from now on, measures the baseline. */
-  private endSlowStart(now: number): void {
+  private endSlowStart(now: number, mode = this.pendingBaseline): void {
     this.slowStart = this.suspect = this.appLimitedExit = false;
     if (!this.algorithm.latencyDriven) return;
-    this.baselineWindow = this.tuning.drainOnExit ? this.pendingBaseline : 'offer';
+    this.baselineWindow = this.tuning.drainOnExit ? mode : 'offer';
     this.sampleFrom = this.tuning.drainOnExit ? now : -Infinity;
     this.settling = this.tuning.drainOnExit ? 1 : 0;
     this.jumpDrain = false;
-    this.settlingSince = now;
     // Sized for the concurrency the last window used (within the limits, at most the estimate): an app-limited
     // client's limit (appLimitedFactor x its peak in-flight) runs far above it.
     const used = this.lastWindowInflight;
@@ -819,7 +806,6 @@ export class LimitControlLoop implements LimitController {
     this.limit = to;
     this.hasChange = true;
     this.changeFrom = from;
-    this.changeTo = to;
     this.changeReason = reason;
     this.changeAt = now;
     if (to === from) return false;
@@ -830,7 +816,7 @@ export class LimitControlLoop implements LimitController {
   private lastChange(): LimitChange {
     return {
       from: this.changeFrom,
-      to: this.changeTo,
+      to: this.limit,
       direction: this.changeDirection,
       reason: this.changeReason,
       at: this.changeAt,

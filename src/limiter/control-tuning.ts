@@ -25,10 +25,7 @@ const SHIPPED = {
   measureWholeCalls: true,
   /** Samples a re-measure's baseline window needs instead of minSamples (adr/0045, adr/0047). */
   baselineSamples: 100,
-  /**
-   * vegas's re-measure waits for the samples its band needs at the concurrency served before the drain,
-   * from baselineSamples to firstBaselineSamples (adr/0122). false: baselineSamples.
-   */
+  /** vegas sizes a re-measure for its concurrency, at most firstBaselineSamples (adr/0122). false: baselineSamples. */
   remeasureForLimit: true,
   /** Samples the limiter's first baseline window needs: its error sets shared-upstream fairness (adr/0089). */
   firstBaselineSamples: 400,
@@ -42,15 +39,9 @@ const SHIPPED = {
   raiseRatio: 2,
   /** Above the floor the raise (adr/0114) needs windows over the baseline, in-flight down, and latency fallen by less than this share of its fall (log terms). */
   raiseElasticity: 0.5,
-  /**
-   * ...with our in-flight at this share of the descent's start or under. It guards clients that share an upstream, whose
-   * latency is mostly the others' queue. With adr/0047's half, a 1.2x slowdown at C = 20 left the limit at 0.35-0.54 C (adr/0120).
-   */
+  /** ...with our in-flight at this share of the descent's start or under: a guard for a shared upstream (adr/0120). */
   raiseInflightShare: 0.6,
-  /**
-   * ...for this many shrinking windows in a row (Envoy re-measures after 5 windows at its minimum);
-   * at the floor (one call in flight) that alone raises. 1e9 = off.
-   */
+  /** ...for this many shrinking windows in a row (Envoy re-measures after 5 at its minimum); at the floor, alone. 1e9 = off. */
   raiseWindows: 5,
   /** A raiseRatio jump over the previous window, our in-flight not up, re-measures the baseline (adr/0047). */
   jumpRestart: true,

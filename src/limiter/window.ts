@@ -11,28 +11,19 @@ import { DEFAULT_TUNING } from './control-tuning';
 export interface WindowRules {
   readonly quantile: number;
   readonly minSamples: number;
-  readonly minWindowMs: number;
   readonly maxWindowMs: number;
   readonly failure: FailureHandling;
   readonly overloadCloseShare: number;
   readonly overloadCloseMinAnswers: number;
 }
 
+/** What a window keeps of its rules (the quantile goes to its estimator): per-key memory (adr/0086). */
 function copyRules(rules: WindowRules) {
-  const { quantile, minSamples, minWindowMs, maxWindowMs, failure, overloadCloseShare, overloadCloseMinAnswers } =
-    rules;
-  return Object.freeze({
-    quantile,
-    minSamples,
-    minWindowMs,
-    maxWindowMs,
-    failure,
-    overloadCloseShare,
-    overloadCloseMinAnswers,
-  });
+  const { minSamples, maxWindowMs, failure, overloadCloseShare, overloadCloseMinAnswers } = rules;
+  return Object.freeze({ minSamples, maxWindowMs, failure, overloadCloseShare, overloadCloseMinAnswers });
 }
 
-const DEFAULT_RULES: WindowRules = /* @__PURE__ */ copyRules({ ...CONTROL_DEFAULTS, ...DEFAULT_TUNING });
+const DEFAULT_RULES = /* @__PURE__ */ copyRules({ ...CONTROL_DEFAULTS, ...DEFAULT_TUNING });
 
 /**
  * One sampling window, O(1) memory, no allocation after construction. Samples are the `latencyMs` of
@@ -61,10 +52,9 @@ export class SamplingWindow {
   private logSquares = 0;
   private logCount = 0;
   private readonly latencies: WindowQuantile;
-  private readonly rules: WindowRules;
+  private readonly rules: typeof DEFAULT_RULES;
 
   constructor(rules: WindowRules) {
-    // Seven fields, or the shared defaults, not the loop's whole config: per-key memory (adr/0086).
     this.rules = sharedWhenEqual(copyRules(rules), DEFAULT_RULES);
     this.latencies = new WindowQuantile({ quantile: rules.quantile });
   }
@@ -79,10 +69,7 @@ export class SamplingWindow {
     this.logCount++;
   }
 
-  /**
-   * `record` on the per-call path: the clock comes through `settledAt` (set it first), so no double
-   * crosses the call (adr/0087). `atMark`: a mark's sample, its hold counted at settle (recordHold).
-   */
+  /** Counts a settled call at `settledAt` (adr/0087); false: not counted. `atMark`: its hold comes via recordHold. */
   recordSettle(observation: Observation, inflight: number, atMark: boolean): boolean {
     const now = this.settledAt;
     const verdict = observation.verdict;
@@ -224,26 +211,19 @@ export const LATENCY_WARMUP = 1;
 
 /** Spec §5.2's chain (Uber's): window p90 -> median of 3 windows (no one-window spike) -> EWMA. */
 export class LatencySignal {
-  filteredMs = Number.NaN;
   smoothedMs = Number.NaN;
   private readonly median = new MedianFilter(DEFAULT_MEDIAN_SIZE);
   private readonly ewma = new Ewma({ alpha: LATENCY_SMOOTHING, warmupSamples: LATENCY_WARMUP });
 
   add(windowQuantileMs: number): void {
     if (!(windowQuantileMs >= 0) || windowQuantileMs === Infinity) return;
-    this.filteredMs = this.median.add(windowQuantileMs);
-    this.smoothedMs = this.ewma.add(this.filteredMs);
-  }
-
-  /** The median filter is full: no single window sets it. */
-  get warm(): boolean {
-    return this.median.count >= this.median.size;
+    this.smoothedMs = this.ewma.add(this.median.add(windowQuantileMs));
   }
 
   /** After an idle gap (adr/0031). */
   reset(): void {
     this.median.reset();
     this.ewma.reset();
-    this.filteredMs = this.smoothedMs = Number.NaN;
+    this.smoothedMs = Number.NaN;
   }
 }

@@ -1,9 +1,7 @@
+import type { ControlConfig } from '../control-config';
 import { backoffFor, decide, type Decision, type LimitAlgorithm, type WindowSummary } from './algorithm';
 
-export interface AimdSettings {
-  /** Multiplier on a window of overloads or timeouts (default 0.9, Netflix AIMDLimit). */
-  readonly backoffRatio: number;
-}
+export type AimdSettings = Pick<ControlConfig, 'backoffRatio'>;
 
 /** Additive increase of one request per healthy window (Netflix AIMDLimit; spec §4.3). */
 const INCREASE = 1;

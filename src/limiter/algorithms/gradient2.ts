@@ -1,11 +1,7 @@
+import type { ControlConfig } from '../control-config';
 import { decide, warmingUp, type Decision, type LimitAlgorithm, type WindowSummary } from './algorithm';
 
-export interface Gradient2Settings {
-  /** Latency may reach tolerance x baseline before the gradient drops below 1 (default 1.5). */
-  readonly rttTolerance: number;
-  /** Weight of the new limit in the smoothed one (default 0.2). */
-  readonly smoothing: number;
-}
+export type Gradient2Settings = Pick<ControlConfig, 'rttTolerance' | 'smoothing'>;
 
 /** Netflix Gradient2Limit clamps the gradient to [0.5, 1] (spec §4.2). */
 const MIN_GRADIENT = 0.5;

@@ -1,16 +1,12 @@
 import type { BandFunction } from '../control-config';
-import { DEFAULT_TUNING } from '../control-tuning';
+import { type ControlTuning, DEFAULT_TUNING } from '../control-tuning';
 import { decide, warmingUp, type Decision, type LimitAlgorithm, type WindowSummary } from './algorithm';
 
-export interface VegasSettings {
+export interface VegasSettings
+  extends Pick<ControlTuning, 'excessQueueGain' | 'noQueueJump' | 'stepCap' | 'minBaselineMs'> {
   /** Requests queued below which the limit grows, above which it shrinks: functions of L (Netflix's shape). */
   readonly alpha: BandFunction;
   readonly beta: BandFunction;
-  // The rest are control-tuning.ts's fields of the same names.
-  readonly excessQueueGain: number;
-  readonly noQueueJump: boolean;
-  readonly stepCap: number;
-  readonly minBaselineMs: number;
 }
 
 /** log10(L) floored at 1: Netflix VegasLimit's step (Log10RootFunction), kept continuous. */
