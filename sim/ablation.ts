@@ -146,17 +146,29 @@ export const VARIANTS: readonly Variant[] = [
   ),
 ];
 
+/** A variant's file in `--dir`: named by the variant, so a study re-run with other variant names never reads another's runs. */
+function variantFile(name: string): string {
+  return `${name.toLowerCase().replace(/[^a-z0-9.]+/g, '-')}.json`;
+}
+
 function runVariant(
   variant: Variant,
   seeds: number,
   jobs: number,
   dir: string,
-  index: number,
   scenarios: readonly string[],
 ): SweepRun[] {
-  const out = join(dir, `variant-${index}.json`);
-  // --dir: a variant whose runs are already there (an interrupted study) is not run again.
-  if (existsSync(out)) return JSON.parse(readFileSync(out, 'utf8')) as SweepRun[];
+  const out = join(dir, variantFile(variant.name));
+  // --dir: a variant whose runs are already there (an interrupted study) is not run again, if they
+  // are over the same seeds (a study on another seed count needs another --dir).
+  if (existsSync(out)) {
+    const runs = JSON.parse(readFileSync(out, 'utf8')) as SweepRun[];
+    const ks = new Set(runs.map((r) => r.k));
+    if (ks.size !== seeds || runs.some((r) => r.k >= seeds)) {
+      throw new Error(`ablation: ${out} holds runs over ${ks.size} seeds, not ${seeds}: use another --dir`);
+    }
+    return runs;
+  }
   try {
     execFileSync(
       process.execPath,
@@ -201,6 +213,9 @@ function main(): void {
     allowPositionals: true,
   });
   const seeds = positiveIntegerFlag('seeds', values.seeds);
+  if (new Set(VARIANTS.map((v) => variantFile(v.name))).size !== VARIANTS.length) {
+    throw new Error('ablation: two variants share a file name in --dir');
+  }
   const jobs = positiveIntegerFlag('jobs', values.jobs);
   const chosen =
     positionals.length === 0 ? VARIANTS : VARIANTS.filter((v) => v.name === 'shipped' || positionals.includes(v.name));
@@ -208,9 +223,9 @@ function main(): void {
   mkdirSync(dir, { recursive: true });
   // No scenario words: the sweep runs every gated scenario.
   const scenarios: readonly string[] = values.gated ? [] : ABLATION_SCENARIOS;
-  const results = chosen.map((variant, i) => {
+  const results = chosen.map((variant) => {
     const started = Date.now();
-    const runs = runVariant(variant, seeds, jobs, dir, i, scenarios);
+    const runs = runVariant(variant, seeds, jobs, dir, scenarios);
     console.error(
       `${variant.name}: ${runs.filter((r) => r.passed).length}/${runs.length} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
     );
