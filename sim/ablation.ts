@@ -146,29 +146,51 @@ export const VARIANTS: readonly Variant[] = [
   ),
 ];
 
-/** A variant's file in `--dir`: named by the variant, so a study re-run with other variant names never reads another's runs. */
-function variantFile(name: string): string {
-  return `${name.toLowerCase().replace(/[^a-z0-9.]+/g, '-')}.json`;
+/** What a study's runs depend on besides the code: a cached variant is reused only if all of it matches. */
+interface Study {
+  readonly seeds: number;
+  readonly gated: boolean;
 }
 
-function runVariant(
-  variant: Variant,
-  seeds: number,
-  jobs: number,
-  dir: string,
-  scenarios: readonly string[],
-): SweepRun[] {
-  const out = join(dir, variantFile(variant.name));
-  // --dir: a variant whose runs are already there (an interrupted study) is not run again, if they
-  // are over the same seeds (a study on another seed count needs another --dir).
-  if (existsSync(out)) {
-    const runs = JSON.parse(readFileSync(out, 'utf8')) as SweepRun[];
-    const ks = new Set(runs.map((r) => r.k));
-    if (ks.size !== seeds || runs.some((r) => r.k >= seeds)) {
-      throw new Error(`ablation: ${out} holds runs over ${ks.size} seeds, not ${seeds}: use another --dir`);
-    }
-    return runs;
+/** A variant's runs in `--dir`, named by the variant and the study (a study re-run with other variant names never reads another's). */
+function variantFile(dir: string, name: string, study: Study): string {
+  const slug = name.toLowerCase().replace(/[^a-z0-9.]+/g, '-');
+  return join(dir, `${slug}${study.gated ? '.gated' : ''}.s${study.seeds}.json`);
+}
+
+/**
+ * --dir: the runs of a variant already there (an interrupted study) are reused, if they were made with
+ * the same tuning (recorded beside them: a constant's shipped value may have moved since) over the
+ * same seeds. Checked for every chosen variant before any runs, so a stale file fails the study at once.
+ */
+function cachedRuns(variant: Variant, out: string, study: Study): SweepRun[] | undefined {
+  if (!existsSync(out)) return undefined;
+  const tuningFile = `${out}.tuning`;
+  const tuning = existsSync(tuningFile) ? readFileSync(tuningFile, 'utf8') : '(none recorded)';
+  if (tuning !== JSON.stringify(variant.tuning)) {
+    throw new Error(
+      `ablation: ${out} was run with tuning ${tuning}, not ${JSON.stringify(variant.tuning)}: use another --dir`,
+    );
   }
+  let runs: SweepRun[];
+  try {
+    runs = JSON.parse(readFileSync(out, 'utf8')) as SweepRun[];
+  } catch (error) {
+    throw new Error(`ablation: ${out} is not a sweep's JSON (${String(error)}): delete it`);
+  }
+  const ks = new Set(runs.map((r) => r.k));
+  if (ks.size !== study.seeds || runs.some((r) => r.k >= study.seeds)) {
+    throw new Error(`ablation: ${out} holds runs of seeds k = ${[...ks].join(', ')}, not 0..${study.seeds - 1}`);
+  }
+  return runs;
+}
+
+function runVariant(variant: Variant, jobs: number, dir: string, study: Study): SweepRun[] {
+  const out = variantFile(dir, variant.name, study);
+  const cached = cachedRuns(variant, out, study);
+  if (cached !== undefined) return cached;
+  // No scenario words: the sweep runs every gated scenario.
+  const scenarios: readonly string[] = study.gated ? [] : ABLATION_SCENARIOS;
   try {
     execFileSync(
       process.execPath,
@@ -177,7 +199,7 @@ function runVariant(
         'tsx',
         'sim/sweep.ts',
         '--seeds',
-        String(seeds),
+        String(study.seeds),
         '--jobs',
         String(jobs),
         '--json',
@@ -190,6 +212,7 @@ function runVariant(
     // The sweep exits 1 when a run fails: that is data here. Anything else is not.
     if ((error as { status?: number }).status !== 1) throw error;
   }
+  writeFileSync(`${out}.tuning`, JSON.stringify(variant.tuning));
   return JSON.parse(readFileSync(out, 'utf8')) as SweepRun[];
 }
 
@@ -213,19 +236,23 @@ function main(): void {
     allowPositionals: true,
   });
   const seeds = positiveIntegerFlag('seeds', values.seeds);
-  if (new Set(VARIANTS.map((v) => variantFile(v.name))).size !== VARIANTS.length) {
-    throw new Error('ablation: two variants share a file name in --dir');
-  }
   const jobs = positiveIntegerFlag('jobs', values.jobs);
   const chosen =
     positionals.length === 0 ? VARIANTS : VARIANTS.filter((v) => v.name === 'shipped' || positionals.includes(v.name));
   const dir = values.dir ?? mkdtempSync(join(tmpdir(), 'resilix-ablation-'));
   mkdirSync(dir, { recursive: true });
-  // No scenario words: the sweep runs every gated scenario.
-  const scenarios: readonly string[] = values.gated ? [] : ABLATION_SCENARIOS;
+  const study: Study = { seeds, gated: values.gated };
+  const byFile = new Map<string, string>();
+  for (const { name } of VARIANTS) {
+    const file = variantFile(dir, name, study);
+    const other = byFile.get(file);
+    if (other !== undefined) throw new Error(`ablation: "${other}" and "${name}" make one file name in --dir`);
+    byFile.set(file, name);
+  }
+  for (const variant of chosen) cachedRuns(variant, variantFile(dir, variant.name, study), study);
   const results = chosen.map((variant) => {
     const started = Date.now();
-    const runs = runVariant(variant, seeds, jobs, dir, scenarios);
+    const runs = runVariant(variant, jobs, dir, study);
     console.error(
       `${variant.name}: ${runs.filter((r) => r.passed).length}/${runs.length} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
     );

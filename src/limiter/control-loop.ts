@@ -137,7 +137,7 @@ export class LimitControlLoop implements LimitController {
   /** The noise bound's log spread, pooled within rounds (a level moving between rounds would inflate it). */
   private spreadWeight = 0;
   private spreadSquares = 0;
-  /** After a drain, calls admitted from `sampleFrom` measure the baseline: 'set' it, or 'offer' (only lowers). */
+  /** After a drain, calls admitted from `sampleFrom` (the drain's time; the settling's clock) measure the baseline: 'set' it, or 'offer' (only lowers). */
   private baselineWindow: 'none' | 'set' | 'offer' = 'none';
   private sampleFrom = -Infinity;
   /** The exit round's completion rate (per ms) and limit, for the baseline window after a drain. */

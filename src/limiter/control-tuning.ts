@@ -41,7 +41,10 @@ const SHIPPED = {
   raiseElasticity: 0.5,
   /** ...with our in-flight at this share of the descent's start or under: a guard for a shared upstream (adr/0120). */
   raiseInflightShare: 0.6,
-  /** ...for this many shrinking windows in a row (Envoy re-measures after 5 at its minimum); at the floor, alone. 1e9 = off. */
+  /**
+   * ...for this many shrinking windows in a row (Envoy re-measures after 5 windows at its minimum);
+   * at the floor (one call in flight) that alone raises. 1e9 = off.
+   */
   raiseWindows: 5,
   /** A raiseRatio jump over the previous window, our in-flight not up, re-measures the baseline (adr/0047). */
   jumpRestart: true,

@@ -279,6 +279,14 @@ describe('the latency signal: p90 -> median of 3 -> EWMA', () => {
     expect(signal.smoothedMs).toBeCloseTo(100 + 50 / 3, 10);
   });
 
+  it('follows a step after two windows: the median is of three, not five', () => {
+    const signal = new LatencySignal();
+    for (const p90 of [100, 100, 100, 900]) signal.add(p90);
+    expect(signal.smoothedMs).toBe(100);
+    signal.add(900); // median(100, 900, 900); a median of five would still read 100
+    expect(signal.smoothedMs).toBeCloseTo(100 + 800 / 3, 10);
+  });
+
   it('rejects a single window spike or dip', () => {
     const signal = new LatencySignal();
     for (const p90 of [100, 100, 100, 5, 100, 100, 900, 100]) signal.add(p90);
