@@ -15,6 +15,7 @@ import { resolveControlConfig } from '../src/limiter/control-config';
 import { LimitControlLoop } from '../src/limiter/control-loop';
 import { type ControlTuning, DEFAULT_TUNING } from '../src/limiter/control-tuning';
 import type { Observation } from '../src/core/observation';
+import { mulberry32 } from '../test/helpers/mulberry32';
 
 type Options = Parameters<typeof resolveControlConfig>[0];
 type Loop = LimitControlLoop;
@@ -31,18 +32,6 @@ async function load(root: string): Promise<Modules> {
   const config = (await import(resolve(dir, 'control-config.ts'))) as Pick<Modules, 'resolveControlConfig'>;
   const tuning = (await import(resolve(dir, 'control-tuning.ts'))) as Pick<Modules, 'DEFAULT_TUNING'>;
   return { ...loop, ...config, ...tuning };
-}
-
-/** mulberry32: a small seeded generator. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const snapshotOf = (loop: Loop): string =>
@@ -65,7 +54,7 @@ function run(other: Modules, seed: number, options: Options, changes: Partial<Co
   const eventsB: string[] = [];
   a.changes.subscribe((change) => eventsA.push(JSON.stringify(change)));
   b.changes.subscribe((change) => eventsB.push(JSON.stringify(change)));
-  const random = generator(seed);
+  const random = mulberry32(seed);
   let now = 0;
   const check = (where: string, ra: boolean, rb: boolean): void => {
     const same =
