@@ -137,7 +137,10 @@ export class LimitControlLoop implements LimitController {
   /** The noise bound's log spread, pooled within rounds (a level moving between rounds would inflate it). */
   private spreadWeight = 0;
   private spreadSquares = 0;
-  /** After a drain, calls admitted from `sampleFrom` (the drain's time; the settling's clock) measure the baseline: 'set' it, or 'offer' (only lowers). */
+  /**
+   * After a drain, calls admitted from `sampleFrom` (the drain's time, which the settling also reads)
+   * measure the baseline: 'set' it, or 'offer' (only lowers).
+   */
   private baselineWindow: 'none' | 'set' | 'offer' = 'none';
   private sampleFrom = -Infinity;
   /** The exit round's completion rate (per ms) and limit, for the baseline window after a drain. */
@@ -436,8 +439,10 @@ export class LimitControlLoop implements LimitController {
         slowerMs = baseline.meanMs;
         slowerRate = this.exitRate;
       }
-      if (measured) this.baselineMeasured = true;
-      if (measured) this.exitRate = 0;
+      if (measured) {
+        this.baselineMeasured = true;
+        this.exitRate = 0;
+      }
       this.baselineWindow = 'none';
       this.sampleFrom = -Infinity;
       this.signal.reset();
