@@ -187,8 +187,6 @@ function cachedRuns(variant: Variant, out: string, study: Study): SweepRun[] | u
 
 function runVariant(variant: Variant, jobs: number, dir: string, study: Study): SweepRun[] {
   const out = variantFile(dir, variant.name, study);
-  const cached = cachedRuns(variant, out, study);
-  if (cached !== undefined) return cached;
   // No scenario words: the sweep runs every gated scenario.
   const scenarios: readonly string[] = study.gated ? [] : ABLATION_SCENARIOS;
   try {
@@ -249,10 +247,11 @@ function main(): void {
     if (other !== undefined) throw new Error(`ablation: "${other}" and "${name}" make one file name in --dir`);
     byFile.set(file, name);
   }
-  for (const variant of chosen) cachedRuns(variant, variantFile(dir, variant.name, study), study);
-  const results = chosen.map((variant) => {
+  // Every cached file is checked before any variant runs (read once, kept).
+  const cached = chosen.map((variant) => cachedRuns(variant, variantFile(dir, variant.name, study), study));
+  const results = chosen.map((variant, i) => {
     const started = Date.now();
-    const runs = runVariant(variant, jobs, dir, study);
+    const runs = cached[i] ?? runVariant(variant, jobs, dir, study);
     console.error(
       `${variant.name}: ${runs.filter((r) => r.passed).length}/${runs.length} (${((Date.now() - started) / 1000).toFixed(0)} s)`,
     );
