@@ -9,12 +9,14 @@
  * `--gated` runs every gated scenario (the CI sweep's set) instead of the 14 of ABLATION_SCENARIOS.
  *
  * Prints a table (and writes it to `--out`): per variant, the gated runs passed, the difference
- * from the shipped tuning, and the scenarios it loses and gains.
+ * from the shipped tuning, the scenarios it loses and gains, and its runs identical to the shipped
+ * tuning's (every figure equal: the variant never changed a decision there).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_TUNING, type ControlTuning } from '../src/limiter/control-tuning';
 import { positiveIntegerFlag, type SweepRun } from './sweep-seeds';
@@ -185,6 +187,21 @@ function cachedRuns(variant: Variant, out: string, study: Study): SweepRun[] | u
   return runs;
 }
 
+/**
+ * The shipped tuning and the variants named, in VARIANTS order; all of them when none is named. A
+ * name that is no variant's is an error: silently dropped, a misspelt row would be missing from the table.
+ */
+export function chooseVariants(names: readonly string[]): readonly Variant[] {
+  if (names.length === 0) return VARIANTS;
+  const unknown = names.filter((name) => !VARIANTS.some((v) => v.name === name));
+  if (unknown.length > 0) {
+    throw new Error(
+      `ablation: no variant is named ${unknown.map((n) => `"${n}"`).join(', ')}; the variants: ${VARIANTS.map((v) => v.name).join(', ')}`,
+    );
+  }
+  return VARIANTS.filter((v) => v.name === 'shipped' || names.includes(v.name));
+}
+
 function runVariant(variant: Variant, jobs: number, dir: string, study: Study): SweepRun[] {
   const out = variantFile(dir, variant.name, study);
   // No scenario words: the sweep runs every gated scenario.
@@ -222,6 +239,13 @@ function passedBy(runs: readonly SweepRun[]): Map<string, number> {
   return byScenario;
 }
 
+/** The runs of `runs` whose every criterion and figure equals the reference run of the same scenario and seed. */
+export function identicalRuns(reference: readonly SweepRun[], runs: readonly SweepRun[]): number {
+  const measured = (r: SweepRun): string => JSON.stringify([r.criteria, r.figures]);
+  const byRun = new Map(reference.map((r) => [`${r.scenario} ${r.k}`, measured(r)]));
+  return runs.filter((r) => byRun.get(`${r.scenario} ${r.k}`) === measured(r)).length;
+}
+
 function main(): void {
   const { values, positionals } = parseArgs({
     options: {
@@ -235,8 +259,7 @@ function main(): void {
   });
   const seeds = positiveIntegerFlag('seeds', values.seeds);
   const jobs = positiveIntegerFlag('jobs', values.jobs);
-  const chosen =
-    positionals.length === 0 ? VARIANTS : VARIANTS.filter((v) => v.name === 'shipped' || positionals.includes(v.name));
+  const chosen = chooseVariants(positionals);
   const dir = values.dir ?? mkdtempSync(join(tmpdir(), 'resilix-ablation-'));
   mkdirSync(dir, { recursive: true });
   const study: Study = { seeds, gated: values.gated };
@@ -262,10 +285,10 @@ function main(): void {
   const referencePassed = results[0]!.runs.filter((r) => r.passed).length;
   const lines = [
     `Ablation of the control loop: ${values.gated ? 'every gated scenario' : `${ABLATION_SCENARIOS.length} scenarios`} x ${seeds} seeds (sweep seeds k = 0..${seeds - 1}).`,
-    `Reproduce: \`npm run sim:ablation -- --seeds ${seeds}${values.gated ? ' --gated' : ''}\`. "lost" / "gained": scenarios with fewer / more passing seeds than the shipped tuning (passes shipped -> variant).`,
+    `Reproduce: \`npm run sim:ablation -- --seeds ${seeds}${values.gated ? ' --gated' : ''}\`. "lost" / "gained": scenarios with fewer / more passing seeds than the shipped tuning (passes shipped -> variant). "identical": runs whose every figure equals the shipped run's.`,
     '',
-    '| variant | what it changes | runs passed | vs shipped | lost | gained |',
-    '|---|---|---|---|---|---|',
+    '| variant | what it changes | runs passed | vs shipped | lost | gained | identical |',
+    '|---|---|---|---|---|---|---|',
   ];
   for (const { variant, runs } of results) {
     const mine = passedBy(runs);
@@ -279,7 +302,7 @@ function main(): void {
     }
     const delta = passed - referencePassed;
     lines.push(
-      `| ${variant.name} | ${variant.what} | ${passed}/${total} | ${delta > 0 ? '+' : ''}${delta} | ${lost.join(', ')} | ${gained.join(', ')} |`,
+      `| ${variant.name} | ${variant.what} | ${passed}/${total} | ${delta > 0 ? '+' : ''}${delta} | ${lost.join(', ')} | ${gained.join(', ')} | ${identicalRuns(results[0]!.runs, runs)} |`,
     );
   }
   const table = `${lines.join('\n')}\n`;
@@ -292,4 +315,5 @@ function main(): void {
   }
 }
 
-main();
+// Run as a command, not when a test imports the helpers above.
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) main();
