@@ -75,7 +75,11 @@ export function observeResilix(meter: Meter, sources: OtelSources): () => void {
   const inflight = gauge('resilix.limiter.inflight', 'Calls holding a limiter permit now.', '{call}');
   const queued = gauge('resilix.limiter.queued', 'Calls waiting in the limiter queue now.', '{call}');
   const baseline = gauge('resilix.limiter.baseline', 'The no-load latency the limiter compares against.', 's');
-  const latency = gauge('resilix.limiter.latency', 'The smoothed window latency (p90).', 's');
+  const latency = gauge(
+    'resilix.limiter.latency',
+    'The smoothed window latency (vegas: window mean; others: p90).',
+    's',
+  );
   const admitted = counter('resilix.limiter.admitted', 'Calls admitted by the limiter.');
   const shed = counter('resilix.limiter.shed', 'Calls shed by the limiter (LimitExceededError).');
   const queueTimeouts = counter('resilix.limiter.queue_timeouts', 'Calls whose deadline passed while queued.');

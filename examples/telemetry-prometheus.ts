@@ -121,7 +121,11 @@ export function registerResilixMetrics(options: PrometheusOptions): void {
   limiter.gauge('resilix_limiter_baseline_seconds', 'The no-load latency the limiter compares against.', (s) =>
     seconds(s.baselineMs),
   );
-  limiter.gauge('resilix_limiter_latency_seconds', 'The smoothed window latency (p90).', (s) => seconds(s.latencyMs));
+  limiter.gauge(
+    'resilix_limiter_latency_seconds',
+    'The smoothed window latency (vegas: window mean; others: p90).',
+    (s) => seconds(s.latencyMs),
+  );
   limiter.counter('resilix_limiter_admitted_total', 'Calls admitted by the limiter.', (s) => s.admitted);
   limiter.counter('resilix_limiter_shed_total', 'Calls shed by the limiter (LimitExceededError).', (s) => s.shed);
   limiter.counter(

@@ -10,8 +10,8 @@ import { phasesOf, resultOf, settleTime, simLimiter, stats, type Algorithm } fro
  * call that starts beyond 3 is slowed by 1.5x its base time per extra call (the seed's model:
  * latency = 20 ms * (1 + 1.5 * max(0, inflight - 3))), no queue, no errors.
  *
- * The spec's default minLimit of 4 sits above this capacity, so the scenario sets minLimit: 1
- * (as the seed's AIMD does); with the default the limit could never go below 4.
+ * The spec's default minLimit of 4 sat above this capacity, so the scenario sets minLimit: 1 (as the
+ * seed's AIMD does); the default is 1 too since adr/0045, and the scenario pins it whatever the default.
  *
  * The seed's controller calls a batch congested when its p50 passes 1.6x the base latency (32 ms).
  * Here that threshold is the caller's deadline: calls run through `execute` with timeoutMs 32, so a
