@@ -10,15 +10,7 @@
  */
 import * as v8 from 'node:v8';
 import * as vm from 'node:vm';
-import {
-  Ewma,
-  MedianFilter,
-  P2Quantile,
-  type QuantileEstimator,
-  RollingCorrelation,
-  SortedRing,
-  WindowQuantile,
-} from '../src/internal';
+import { Ewma, MedianFilter, P2Quantile, type QuantileEstimator, SortedRing, WindowQuantile } from '../src/internal';
 import { DISTRIBUTIONS, exactQuantile, lognormalMs, mulberry32 } from '../test/stats/support/latency-samples';
 
 /** p90: Envoy's and Uber's default, independently (spec 6). */
@@ -178,12 +170,11 @@ export interface MemoryRow {
 /** Everything src/stats keeps for one limiter key, with the given quantile estimator. */
 function perKey(estimator: EstimatorSpec): { name: string; create: () => object } {
   return {
-    name: `per key: ${estimator.name} + median + EWMA + correlation`,
+    name: `per key: ${estimator.name} + median + EWMA`,
     create: () => ({
       quantile: estimator.create(),
       median: new MedianFilter(3),
       smoothed: new Ewma({ alpha: 0.2, warmupSamples: 10 }),
-      correlation: new RollingCorrelation(50),
     }),
   };
 }
@@ -192,7 +183,6 @@ export const MEMORY_SUBJECTS: readonly { name: string; create: () => object }[] 
   ...ESTIMATORS,
   { name: 'MedianFilter(3)', create: () => new MedianFilter(3) },
   { name: 'Ewma', create: () => new Ewma({ alpha: 0.2, warmupSamples: 10 }) },
-  { name: 'RollingCorrelation(50)', create: () => new RollingCorrelation(50) },
   ...ESTIMATORS.map(perKey),
 ];
 
@@ -253,7 +243,6 @@ export function measureAddCost(windowSize: number): CostRow[] {
   });
   const median = new MedianFilter(3);
   const ewma = new Ewma({ alpha: 0.2, warmupSamples: 10 });
-  const correlation = new RollingCorrelation(50);
   rows.push(
     {
       subject: 'MedianFilter(3)',
@@ -265,14 +254,6 @@ export function measureAddCost(windowSize: number): CostRow[] {
       subject: 'Ewma',
       nanosecondsPerAdd: time(() => {
         for (const latenciesMs of windows) for (const latencyMs of latenciesMs) sink += ewma.add(latencyMs);
-      }),
-    },
-    {
-      subject: 'RollingCorrelation(50) add',
-      nanosecondsPerAdd: time(() => {
-        for (const latenciesMs of windows) {
-          for (const latencyMs of latenciesMs) correlation.add(latencyMs, latencyMs * 0.5);
-        }
       }),
     },
   );
@@ -308,8 +289,8 @@ export const READING = `- **Small windows need an exact answer.** P² alone miss
   same order as that noise, and no estimator removes the noise itself: the median filter and
   the EWMA downstream (spec 5.2) steady the signal, not a better quantile.
 - **Memory.** The hybrid needs one Float64Array of 64 (the P² markers move into its first ten
-  slots at the switch): 536 payload bytes; with the median filter, EWMA and a 50-pair
-  correlation ring, one key's statistics are 1 064 payload bytes. Measured heap, headers
+  slots at the switch): 536 payload bytes; with the median filter and the EWMA, one key's
+  statistics are 632 payload bytes. Measured heap, headers
   included, is in the table above; V8 charges roughly 170-250 bytes per typed array on top of
   its contents, which is why each primitive keeps exactly one.
 - **Cost.** Every estimator adds a value in well under a microsecond (table above), far inside

@@ -36,4 +36,3 @@ export { P2Quantile } from './stats/p2-quantile';
 export { SortedRing } from './stats/sorted-ring';
 export { MedianFilter } from './stats/median-filter';
 export { Ewma } from './stats/ewma';
-export { RollingCorrelation } from './stats/rolling-correlation';

@@ -91,9 +91,9 @@ describe('quantile estimator report (ADR 0016)', () => {
     }
   });
 
-  it('one key holds at most 1 064 payload bytes of statistics with hybrid 64, inside the 2 KB budget', () => {
+  it('one key holds 632 payload bytes of statistics with hybrid 64, inside the 2 KB budget', () => {
     const perKey = measureMemory(false).find((row) => row.estimator.startsWith('per key: hybrid 64'));
-    expect(perKey?.payloadBytes).toBe(1064);
+    expect(perKey?.payloadBytes).toBe(632);
     expect(perKey?.payloadBytes).toBeLessThanOrEqual(BUDGET_BYTES_PER_KEY);
   });
 
