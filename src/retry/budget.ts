@@ -70,21 +70,20 @@ export class RetryBudget {
   private grantedCount = 0;
   private refusedCount = 0;
 
-  constructor(options?: RetryBudgetOptions) {
-    const o = optionsObject<RetryBudgetOptions>('retryBudget', options);
-    knownOptions('retryBudget', o, ['ratio', 'minRetriesPerSecond', 'maxBalance', 'clock']);
+  /**
+   * @param owner, path @internal How errors name a bad option: `retry()` builds a budget from its own
+   * `budget` option, so its errors say `retry option "budget.ratio"`, as the user wrote it.
+   */
+  constructor(options?: RetryBudgetOptions, owner = 'retryBudget', path = '') {
+    const o = optionsObject<RetryBudgetOptions>(owner, options);
+    knownOptions(owner, o, ['ratio', 'minRetriesPerSecond', 'maxBalance', 'clock'], path);
     const d = RETRY_BUDGET_DEFAULTS;
-    this.ratio = numberOption('retryBudget', 'ratio', o.ratio, d.ratio, { min: 0 });
-    this.minRetriesPerSecond = numberOption(
-      'retryBudget',
-      'minRetriesPerSecond',
-      o.minRetriesPerSecond,
-      d.minRetriesPerSecond,
-      {
-        min: 0,
-      },
-    );
-    this.maxBalance = numberOption('retryBudget', 'maxBalance', o.maxBalance, d.maxBalance, { min: 1 });
+    this.ratio = numberOption(owner, `${path}ratio`, o.ratio, d.ratio, { min: 0 });
+    const perSecond = o.minRetriesPerSecond;
+    this.minRetriesPerSecond = numberOption(owner, `${path}minRetriesPerSecond`, perSecond, d.minRetriesPerSecond, {
+      min: 0,
+    });
+    this.maxBalance = numberOption(owner, `${path}maxBalance`, o.maxBalance, d.maxBalance, { min: 1 });
     this.clock = resolveClock(o.clock, 'retryBudget');
     this.tokens = this.maxBalance;
     this.accruedAt = this.minRetriesPerSecond > 0 ? this.clock.now() : 0;

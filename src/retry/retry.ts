@@ -584,7 +584,7 @@ function resolveBudget(
   }
   // The budget accrues on the retry policy's clock (checked above to be the same as its own, if any).
   const given = value as RetryBudgetOptions;
-  return new RetryBudget(clockOption === undefined ? given : { ...given, clock: clockOption });
+  return new RetryBudget(clockOption === undefined ? given : { ...given, clock: clockOption }, 'retry', 'budget.');
 }
 
 /** A retry policy; see `RetryOptions` for the knobs and their provenance. */

@@ -49,8 +49,12 @@ describe('retry options, validated at construction', () => {
     );
     expect(() => retryBudget({ maxBalance: 0.5 })).toThrow(RangeError);
     expect(() => retryBudget({ minRetriesPerSecnd: 10 } as never)).toThrow(/did you mean "minRetriesPerSecond"\?/);
+    // Given to retry(), they are named as the user wrote them.
     expect(() => retry({ budget: { ratoi: 0.2 } as never })).toThrow(
-      /retryBudget has no option "ratoi"; did you mean "ratio"/,
+      /resilix: retry has no option "budget.ratoi"; did you mean "budget.ratio"/,
+    );
+    expect(() => retry({ budget: { ratio: -0.1 } })).toThrow(
+      'resilix: retry option "budget.ratio" must be a number in [0, Infinity); received -0.1',
     );
   });
 
