@@ -8,7 +8,15 @@ import { DEFAULT_TUNING } from '../../src/limiter/control-tuning';
 import { TAIL_NOISE_Z } from '../../src/limiter/timeout-tail';
 import { LATENCY_SMOOTHING, LATENCY_WARMUP } from '../../src/limiter/window';
 import { DEFAULT_MEDIAN_SIZE } from '../../src/stats/median-filter';
-import { BREAKER_DEFAULTS, KeyRegistry, limiter } from '../../src/index';
+import {
+  BREAKER_DEFAULTS,
+  KeyRegistry,
+  limiter,
+  RETRY_BUDGET_DEFAULTS,
+  RETRY_DEFAULTS,
+  retry,
+  retryBudget,
+} from '../../src/index';
 
 /**
  * docs/tuning.md holds every default in tables of `| kind | name | value | provenance |` rows: the
@@ -32,6 +40,8 @@ const KINDS = [
   'timeout',
   'KeyRegistry',
   'resilientFetch',
+  'retry',
+  'retryBudget',
   'every policy',
   'tuning',
   'constant',
@@ -99,7 +109,7 @@ function documented(kind: string, name: string): number | string | boolean {
  * the spec, a measurement). One of these words must appear in it.
  */
 const SOURCE =
-  /\b(ours|RFC \d+|BBR|TCP|Netflix|Uber|failsafe-go|Envoy|resilience4j|Hystrix|opossum|Polly|gobreaker|cockatiel|spec|adr\/\d{4}|ADR-\d+|web-standard)\b/i;
+  /\b(ours|RFC \d+|BBR|TCP|Netflix|Uber|failsafe-go|Envoy|resilience4j|Hystrix|opossum|Polly|gobreaker|cockatiel|AWS|Finagle|spec|adr\/\d{4}|ADR-\d+|web-standard)\b/i;
 
 /**
  * The loop's fixed constants (not options, not tuning), by the name the table gives each. The band's
@@ -114,6 +124,9 @@ const CONSTANTS: Record<string, number> = {
   DEFAULT_MEDIAN_SIZE,
   TAIL_NOISE_Z,
 };
+
+/** Retry rows for options without a number of their own in RETRY_DEFAULTS (the budget's are retryBudget rows). */
+const RETRY_OTHER_ROWS = ['budget', 'shouldRetry', 'random'];
 
 /** Limiter rows that are admission's, not the control loop's (checked against a fresh limiter below). */
 const ADMISSION_ROWS = ['queueing.initialFactor', 'queueing.maxFactor', 'queueOrder', 'random'];
@@ -176,6 +189,41 @@ describe('docs/tuning.md, the defaults tables', () => {
     expect(documented('limiter', 'maxLimit')).toBe(snapshot.maxLimit);
   });
 
+  it('has a row, with the value the code uses, for every retry default, and none for an option it lacks', () => {
+    for (const [option, value] of Object.entries(RETRY_DEFAULTS)) {
+      expect(documented('retry', option), option).toBe(value);
+    }
+    expect(
+      rowsOf('retry')
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual([...Object.keys(RETRY_DEFAULTS), ...RETRY_OTHER_ROWS].sort());
+  });
+
+  it('has a row, with the value the code uses, for every retry budget default, and no other', () => {
+    for (const [option, value] of Object.entries(RETRY_BUDGET_DEFAULTS)) {
+      expect(documented('retryBudget', option), option).toBe(value);
+    }
+    expect(
+      rowsOf('retryBudget')
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(Object.keys(RETRY_BUDGET_DEFAULTS).sort());
+  });
+
+  it('states the retry defaults as a fresh policy and a fresh budget report them', () => {
+    const snapshot = retry().snapshot();
+    for (const option of ['maxAttempts', 'backoff', 'baseDelayMs', 'maxDelayMs', 'retryLimitExceeded'] as const) {
+      expect(documented('retry', option), option).toBe(snapshot[option]);
+    }
+    // A policy's own budget and a shared one start with the documented defaults.
+    for (const budget of [snapshot.budget!, retryBudget().snapshot()]) {
+      for (const option of ['ratio', 'minRetriesPerSecond', 'maxBalance'] as const) {
+        expect(documented('retryBudget', option), option).toBe(budget[option]);
+      }
+    }
+  });
+
   it('states the KeyRegistry cap as a fresh registry reports it', () => {
     expect(documented('KeyRegistry', 'maxKeys')).toBe(new KeyRegistry({ create: () => limiter() }).maxKeys);
   });
@@ -188,6 +236,8 @@ describe('docs/tuning.md, the defaults tables', () => {
     expect(ROWS.length).toBeGreaterThanOrEqual(
       Object.keys(BREAKER_DEFAULTS).length +
         Object.keys(CONTROL_DEFAULTS).length +
+        Object.keys(RETRY_DEFAULTS).length +
+        Object.keys(RETRY_BUDGET_DEFAULTS).length +
         Object.keys(DEFAULT_TUNING).length +
         Object.keys(CONSTANTS).length,
     );

@@ -27,8 +27,13 @@ describe('every public constructor refuses every bad option with a typed error n
       const error = errorFor(row, bad.value);
       expect(error, `accepted ${String(bad.value)}`).toBeDefined();
       expect(error instanceof TypeError || error instanceof RangeError).toBe(true);
-      expect(error!.message).toContain(`resilix: ${row.owner}`);
-      const named = row.option === 'restore' ? /option "restore(\.\w+)?"/ : `"${row.option}"`;
+      // The owner as a whole word: `resilix: retryBudget` does not name `retry`.
+      expect(error!.message).toMatch(new RegExp(`resilix: ${row.owner}\\b`));
+      // An option that takes an object may name the nested field at fault (`budget.clock`).
+      const named =
+        row.option === 'restore' || row.option === 'budget'
+          ? new RegExp(`option "${row.option}(\\.\\w+)?"`)
+          : `"${row.option}"`;
       if (typeof named === 'string') expect(error!.message).toContain(named);
       else expect(error!.message).toMatch(named);
     },
@@ -68,8 +73,22 @@ describe('every public constructor refuses every bad option with a typed error n
   it('covers every option the constructors declare (the table is complete)', () => {
     const owners = new Set(OPTION_TABLE.map((r) => r.owner));
     expect([...owners].sort()).toEqual(Object.keys(CONSTRUCTORS).sort());
-    // 16 breaker, 22 limiter, 3 bulkhead, 3 timeout, 1 pipeline, 3 KeyRegistry, 4 resilientFetch
-    expect(OPTION_TABLE.length).toBe(52);
+    // 16 breaker, 22 limiter, 3 bulkhead, 3 timeout, 1 pipeline, 3 KeyRegistry, 4 resilientFetch,
+    // 10 retry, 4 retryBudget
+    expect(OPTION_TABLE.length).toBe(66);
+    // Each constructor lists the options it knows when it refuses an unknown one: the table must have
+    // exactly those (nested options such as `queueing.initialFactor` are rows of their own).
+    for (const c of Object.values(CONSTRUCTORS)) {
+      let message = '';
+      try {
+        c.build({ ...c.base, notAnOption: 1 });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      const known = /Known options: (.*)$/.exec(message)?.[1]?.split(', ') ?? [];
+      const rows = OPTION_TABLE.filter((r) => r.owner === c.owner && !r.option.includes('.')).map((r) => r.option);
+      expect(rows.sort(), c.owner).toEqual(known.sort());
+    }
   });
 
   it('refuses a bad limit in limiter.resize with a typed error', () => {

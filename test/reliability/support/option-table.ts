@@ -5,6 +5,8 @@ import { resilientFetch } from '../../../src/fetch/fetch';
 import { limiter } from '../../../src/limiter/limiter';
 import { pipeline } from '../../../src/pipeline/pipeline';
 import { KeyRegistry } from '../../../src/registry/key-registry';
+import { retryBudget } from '../../../src/retry/budget';
+import { retry } from '../../../src/retry/retry';
 import { timeout } from '../../../src/timeout/timeout';
 
 /**
@@ -28,10 +30,12 @@ export type OptionKind =
   | { type: 'number'; range: Range }
   | { type: 'function' }
   | { type: 'choice'; choices: readonly string[] }
+  | { type: 'boolean' }
   | { type: 'clock' }
   | { type: 'executor' }
   | { type: 'queueing' }
-  | { type: 'restore' };
+  | { type: 'restore' }
+  | { type: 'budget' };
 
 export interface OptionRow {
   /** The constructor, as users call it. */
@@ -40,7 +44,7 @@ export interface OptionRow {
   readonly option: string;
   readonly kind: OptionKind;
   readonly required?: boolean;
-  /** The default, as documented (provenance lives in the source and docs/breaker.md, docs/algorithms.md). */
+  /** The default, as documented (provenance: the source comments and docs/tuning.md). */
   readonly defaultText: string;
   /** Builds options with this option set to `value` (nested options go where they belong). */
   readonly with: (value: unknown) => object;
@@ -71,6 +75,8 @@ export const CONSTRUCTORS: Record<string, Constructor> = {
     base: { create: () => anExecutor },
   },
   resilientFetch: { owner: 'resilientFetch', build: (o) => resilientFetch(anExecutor, o as never), base: {} },
+  retry: { owner: 'retry', build: (o) => retry(o as never), base: {} },
+  retryBudget: { owner: 'retryBudget', build: (o) => retryBudget(o as never), base: {} },
 };
 
 function row(owner: string, option: string, kind: OptionKind, defaultText: string, required = false): OptionRow {
@@ -146,6 +152,22 @@ export const OPTION_TABLE: readonly OptionRow[] = [
   row('resilientFetch', 'key', fn, 'none (originKey for a KeyRegistry)'),
   row('resilientFetch', 'timeoutMs', num({ above: 0, infinite: true }), "the pipeline's timeout"),
   row('resilientFetch', 'classify', fn, 'defaultClassify'),
+
+  row('retry', 'maxAttempts', num({ min: 1, integer: true }), '3'),
+  row('retry', 'backoff', { type: 'choice', choices: ['exponential', 'decorrelated'] }, "'exponential'"),
+  row('retry', 'baseDelayMs', num({ min: 0 }), '100'),
+  row('retry', 'maxDelayMs', num({ min: 0 }), 'max(20000, baseDelayMs)'),
+  row('retry', 'budget', { type: 'budget' }, 'a budget of its own (ratio 0.2, minRetriesPerSecond 10, maxBalance 100)'),
+  row('retry', 'retryLimitExceeded', { type: 'boolean' }, 'false'),
+  row('retry', 'shouldRetry', fn, 'none (failure, timeout and overload are retried)'),
+  row('retry', 'classify', fn, 'defaultClassify'),
+  row('retry', 'clock', clock, 'performance.now'),
+  row('retry', 'random', fn, 'Math.random'),
+
+  row('retryBudget', 'ratio', num({ min: 0 }), '0.2'),
+  row('retryBudget', 'minRetriesPerSecond', num({ min: 0 }), '10'),
+  row('retryBudget', 'maxBalance', num({ min: 1 }), '100'),
+  row('retryBudget', 'clock', clock, "performance.now (must be the retry policies' clock)"),
 ];
 
 /** Two options that must stay ordered: `low` above `high` is refused, the error naming both. */
@@ -175,6 +197,7 @@ export const RELATIONS: readonly RelationRow[] = [
     high: 'queueing.maxFactor',
     options: { queueing: { initialFactor: 4, maxFactor: 3 } },
   },
+  { owner: 'retry', low: 'baseDelayMs', high: 'maxDelayMs', options: { baseDelayMs: 500, maxDelayMs: 100 } },
 ];
 
 export interface BadValue {
@@ -207,6 +230,13 @@ export function badValues(r: OptionRow): BadValue[] {
     case 'choice':
       bad.push({ label: 'unknown name', value: 'nope' }, { label: 'wrong type (number)', value: 1 });
       break;
+    case 'boolean':
+      bad.push(
+        { label: 'wrong type (string)', value: 'true' },
+        { label: 'wrong type (number)', value: 1 },
+        { label: 'wrong type (null)', value: null },
+      );
+      break;
     case 'clock':
       bad.push(
         { label: 'wrong type (string)', value: 'clock' },
@@ -227,6 +257,21 @@ export function badValues(r: OptionRow): BadValue[] {
     case 'restore':
       bad.push({ label: 'wrong type (string)', value: '{}' }, { label: 'not a saved state', value: { version: 99 } });
       break;
+    case 'budget':
+      // A retry policy and its budget must read one clock, so a budget (or budget options) on a clock
+      // other than the policy's default one is refused as well as the wrong types.
+      // Budget options are validated as retryBudget's, and named as the user wrote them (`budget.ratio`).
+      bad.push(
+        { label: 'wrong type (string)', value: 'yes' },
+        { label: 'true (only false turns it off)', value: true },
+        { label: 'null', value: null },
+        { label: 'array', value: [] },
+        { label: 'a RetryBudget on another clock', value: retryBudget({ clock: { now: () => 0 } }) },
+        { label: 'budget options on another clock', value: { clock: { now: () => 0 } } },
+        { label: 'budget options out of range (ratio -1)', value: { ratio: -1 } },
+        { label: 'an unknown budget option', value: { ratoi: 0.2 } },
+      );
+      break;
   }
   return bad;
 }
@@ -234,7 +279,12 @@ export function badValues(r: OptionRow): BadValue[] {
 /** A value the option accepts, for the sanity half of the test. */
 export function goodValue(r: OptionRow): unknown {
   // Values that must also respect an ordered partner's default (initialLimit <= maxLimit 200, ...).
-  const ordered: Record<string, number> = { initialLimit: 20, maxWindowMs: 30_000, 'queueing.maxFactor': 3 };
+  const ordered: Record<string, number> = {
+    initialLimit: 20,
+    maxWindowMs: 30_000,
+    'queueing.maxFactor': 3,
+    maxDelayMs: 20_000,
+  };
   if (r.option in ordered) return ordered[r.option];
   const k = r.kind;
   switch (k.type) {
@@ -248,6 +298,8 @@ export function goodValue(r: OptionRow): unknown {
       return r.owner === 'KeyRegistry' ? () => anExecutor : () => undefined;
     case 'choice':
       return k.choices[0];
+    case 'boolean':
+      return true;
     case 'clock':
       return { now: () => 0 };
     case 'executor':
@@ -256,6 +308,8 @@ export function goodValue(r: OptionRow): unknown {
       return false;
     case 'restore':
       return breaker().toJSON();
+    case 'budget':
+      return retryBudget(); // shared, on the platform clock the policy reads too
   }
 }
 
@@ -287,6 +341,10 @@ export function describeRange(r: OptionRow): string {
       return 'false, true, or { initialFactor, maxFactor }';
     case 'restore':
       return 'the object breaker.toJSON() returned';
+    case 'boolean':
+      return 'boolean';
+    case 'budget':
+      return 'a RetryBudget on the same clock, { ratio?, minRetriesPerSecond?, maxBalance? }, or false';
   }
 }
 
