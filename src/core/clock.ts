@@ -74,17 +74,17 @@ const resolvedClocks = new WeakMap<Clock, ResolvedClock>();
  * The same user clock always resolves to the same object, so policies built from one clock can
  * be checked for sharing it.
  */
-export function resolveClock(clock: Clock | undefined, owner: string): ResolvedClock {
+export function resolveClock(clock: Clock | undefined, owner: string, option = 'clock'): ResolvedClock {
   if (clock === undefined || clock === systemClock) return systemClock;
   if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
     throw new TypeError(
-      `resilix: ${owner} option "clock" must be an object with a now() function; received ${describe(clock)}`,
+      `resilix: ${owner} option "${option}" must be an object with a now() function; received ${describe(clock)}`,
     );
   }
   const cached = resolvedClocks.get(clock);
   if (cached !== undefined) return cached;
   if ((clock.setTimer === undefined) !== (clock.clearTimer === undefined)) {
-    throw new TypeError(`resilix: ${owner} option "clock" must give both setTimer and clearTimer, or neither`);
+    throw new TypeError(`resilix: ${owner} option "${option}" must give both setTimer and clearTimer, or neither`);
   }
   // Not frozen: its last reading changes (it is reachable only through a policy's internal `clock`).
   const resolved: ResolvedClock = new GuardedClock(

@@ -70,11 +70,10 @@ export class RetryBudget {
   private grantedCount = 0;
   private refusedCount = 0;
 
-  /**
-   * @param owner, path @internal How errors name a bad option: `retry()` builds a budget from its own
-   * `budget` option, so its errors say `retry option "budget.ratio"`, as the user wrote it.
-   */
-  constructor(options?: RetryBudgetOptions, owner = 'retryBudget', path = '') {
+  constructor(options?: RetryBudgetOptions);
+  /** @internal `retry()` builds a budget from its `budget` option: errors name `retry option "budget.ratio"`. */
+  constructor(options: RetryBudgetOptions | undefined, naming: { readonly owner: string; readonly path: string });
+  constructor(options?: RetryBudgetOptions, { owner, path } = { owner: 'retryBudget', path: '' }) {
     const o = optionsObject<RetryBudgetOptions>(owner, options);
     knownOptions(owner, o, ['ratio', 'minRetriesPerSecond', 'maxBalance', 'clock'], path);
     const d = RETRY_BUDGET_DEFAULTS;
@@ -84,7 +83,7 @@ export class RetryBudget {
       min: 0,
     });
     this.maxBalance = numberOption(owner, `${path}maxBalance`, o.maxBalance, d.maxBalance, { min: 1 });
-    this.clock = resolveClock(o.clock, 'retryBudget');
+    this.clock = resolveClock(o.clock, owner, `${path}clock`);
     this.tokens = this.maxBalance;
     this.accruedAt = this.minRetriesPerSecond > 0 ? this.clock.now() : 0;
   }

@@ -576,7 +576,7 @@ function resolveBudget(
   }
   if (
     (value as RetryBudgetOptions).clock !== undefined &&
-    resolveClock((value as RetryBudgetOptions).clock, 'retryBudget') !== clock
+    resolveClock((value as RetryBudgetOptions).clock, 'retry', 'budget.clock') !== clock
   ) {
     throw new TypeError(
       'resilix: retry option "budget.clock" differs from the retry policy\'s clock; give the clock to retry() only',
@@ -584,7 +584,10 @@ function resolveBudget(
   }
   // The budget accrues on the retry policy's clock (checked above to be the same as its own, if any).
   const given = value as RetryBudgetOptions;
-  return new RetryBudget(clockOption === undefined ? given : { ...given, clock: clockOption }, 'retry', 'budget.');
+  return new RetryBudget(clockOption === undefined ? given : { ...given, clock: clockOption }, {
+    owner: 'retry',
+    path: 'budget.',
+  });
 }
 
 /** A retry policy; see `RetryOptions` for the knobs and their provenance. */

@@ -270,6 +270,7 @@ export function badValues(r: OptionRow): BadValue[] {
         { label: 'budget options on another clock', value: { clock: { now: () => 0 } } },
         { label: 'budget options out of range (ratio -1)', value: { ratio: -1 } },
         { label: 'an unknown budget option', value: { ratoi: 0.2 } },
+        { label: 'budget options with a clock that is not one', value: { clock: 'x' } },
       );
       break;
   }
@@ -344,7 +345,7 @@ export function describeRange(r: OptionRow): string {
     case 'boolean':
       return 'boolean';
     case 'budget':
-      return 'a RetryBudget on the same clock, { ratio?, minRetriesPerSecond?, maxBalance? }, or false';
+      return 'a RetryBudget on the same clock, { ratio?, minRetriesPerSecond?, maxBalance?, clock? } (the same clock), or false';
   }
 }
 
