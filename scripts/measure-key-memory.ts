@@ -1,7 +1,8 @@
 /**
  * Per-key memory of a KeyRegistry (spec §9.4: one limiter per key, each with a quantile estimator
- * and, in the spec, a correlation window (gone with the covariance reset, adr/0033), must stay small enough that the 1 000-key cap is not a memory
- * problem; target <= 2 KB per key, <= 2 MB for 1 000 keys). Uses resilix as users get it: through
+ * and, in the spec, a correlation window, gone with the covariance reset (adr/0045, adr/0047), must
+ * stay small enough that the 1 000-key cap is not a memory problem; target <= 2 KB per key, <= 2 MB
+ * for 1 000 keys). Uses resilix as users get it: through
  * its public entry (issue 19), built by tsup with the production settings (bench/resilix.ts).
  * Imported straight from src/ under tsx, every closure made per key also carried an own `name`
  * property (tsx transpiles with esbuild's keepNames): 512 bytes per limiter no build has.
