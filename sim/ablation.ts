@@ -10,7 +10,7 @@
  *
  * Prints a table (and writes it to `--out`): per variant, the gated runs passed, the difference
  * from the shipped tuning, the scenarios it loses and gains, and its runs identical to the shipped
- * tuning's (every figure equal: the variant never changed a decision there).
+ * tuning's (every criterion's measure and every figure equal).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -285,7 +285,7 @@ function main(): void {
   const referencePassed = results[0]!.runs.filter((r) => r.passed).length;
   const lines = [
     `Ablation of the control loop: ${values.gated ? 'every gated scenario' : `${ABLATION_SCENARIOS.length} scenarios`} x ${seeds} seeds (sweep seeds k = 0..${seeds - 1}).`,
-    `Reproduce: \`npm run sim:ablation -- --seeds ${seeds}${values.gated ? ' --gated' : ''}\`. "lost" / "gained": scenarios with fewer / more passing seeds than the shipped tuning (passes shipped -> variant). "identical": runs whose every figure equals the shipped run's.`,
+    `Reproduce: \`npm run sim:ablation -- --seeds ${seeds}${values.gated ? ' --gated' : ''}\`. "lost" / "gained": scenarios with fewer / more passing seeds than the shipped tuning (passes shipped -> variant). "identical": runs whose every criterion and figure equals the shipped run's.`,
     '',
     '| variant | what it changes | runs passed | vs shipped | lost | gained | identical |',
     '|---|---|---|---|---|---|---|',
