@@ -104,6 +104,16 @@ function documented(kind: string, name: string): number | string | boolean {
   return literal(rowFor(kind, name).value);
 }
 
+/** Both directions: every default has a row stating the code's value, and `kind` has no row besides them and `others`. */
+function expectRowsFor(kind: string, defaults: Record<string, unknown>, others: readonly string[] = []): void {
+  for (const [name, value] of Object.entries(defaults)) expect(documented(kind, name), name).toBe(asDocumented(value));
+  expect(
+    rowsOf(kind)
+      .map((r) => r.name)
+      .sort(),
+  ).toEqual([...Object.keys(defaults), ...others].sort());
+}
+
 /**
  * A provenance says where a number comes from: a named source, or "ours" with the reason (an ADR,
  * the spec, a measurement). One of these words must appear in it.
@@ -152,25 +162,11 @@ describe('docs/tuning.md, the defaults tables', () => {
   });
 
   it('has a row, with the shipped value, for every field of the control loop tuning (DEFAULT_TUNING)', () => {
-    for (const [field, value] of Object.entries(DEFAULT_TUNING)) {
-      expect(documented('tuning', field), field).toBe(asDocumented(value));
-    }
-    expect(
-      rowsOf('tuning')
-        .map((r) => r.name)
-        .sort(),
-    ).toEqual(Object.keys(DEFAULT_TUNING).sort());
+    expectRowsFor('tuning', DEFAULT_TUNING);
   });
 
   it("has a row, with the code's value, for every fixed constant of the control loop it names", () => {
-    for (const [name, value] of Object.entries(CONSTANTS)) {
-      expect(documented('constant', name), name).toBe(value);
-    }
-    expect(
-      rowsOf('constant')
-        .map((r) => r.name)
-        .sort(),
-    ).toEqual(Object.keys(CONSTANTS).sort());
+    expectRowsFor('constant', CONSTANTS);
   });
 
   it("states the limiter's queueing defaults as a fresh limiter reports them", () => {
@@ -190,25 +186,11 @@ describe('docs/tuning.md, the defaults tables', () => {
   });
 
   it('has a row, with the value the code uses, for every retry default, and none for an option it lacks', () => {
-    for (const [option, value] of Object.entries(RETRY_DEFAULTS)) {
-      expect(documented('retry', option), option).toBe(value);
-    }
-    expect(
-      rowsOf('retry')
-        .map((r) => r.name)
-        .sort(),
-    ).toEqual([...Object.keys(RETRY_DEFAULTS), ...RETRY_OTHER_ROWS].sort());
+    expectRowsFor('retry', RETRY_DEFAULTS, RETRY_OTHER_ROWS);
   });
 
   it('has a row, with the value the code uses, for every retry budget default, and no other', () => {
-    for (const [option, value] of Object.entries(RETRY_BUDGET_DEFAULTS)) {
-      expect(documented('retryBudget', option), option).toBe(value);
-    }
-    expect(
-      rowsOf('retryBudget')
-        .map((r) => r.name)
-        .sort(),
-    ).toEqual(Object.keys(RETRY_BUDGET_DEFAULTS).sort());
+    expectRowsFor('retryBudget', RETRY_BUDGET_DEFAULTS);
   });
 
   it('states the retry defaults as a fresh policy and a fresh budget report them', () => {
