@@ -85,7 +85,6 @@ describe('a bad signal is refused up front (defect 1)', () => {
       ),
     );
     expect([l.inflight, bh.active, clock.pendingTimers]).toEqual([0, 0, 0]);
-    expect(() => clock.advance(30)).not.toThrow();
   });
 
   it.each([
@@ -350,7 +349,8 @@ describe("a caller's signal whose accessors throw (defect 1)", () => {
     const queued = p.execute(() => 'queued', { signal });
     await flush();
     expect(l.queued).toBe(1);
-    expect(() => controller.abort('left')).not.toThrow();
+    // (An abort listener's throw never leaves abort(): Node reports it as uncaught, which fails the run.)
+    controller.abort('left');
     await expect(queued).rejects.toThrow('reason broke');
     expect(l.queued).toBe(0);
     gate.resolve('first');

@@ -40,6 +40,7 @@ describe('tryAcquire and permit.settle (the low-level pair)', () => {
     permit!.settle(OK);
     await flush();
     // the waiter got a different pooled object, so the stale second settle could not release it
+    expect(waiter.outcome.status).toBe('admitted');
     expect(waiter.outcome.status === 'admitted' && waiter.outcome.permit).not.toBe(permit);
     expect(admission.inflight).toBe(1);
     expect(controller.observed).toHaveLength(1);

@@ -194,13 +194,14 @@ describe('vegas step', () => {
   });
 
   it('holds on a band a user function got wrong: NaN, beta below alpha, an infinite beta', () => {
-    const d = decision();
     for (const band of [
       { alpha: () => Number.NaN, beta: () => 2 },
       { alpha: () => 3, beta: () => 2 },
       { alpha: () => 1, beta: () => Infinity },
       { alpha: () => -1, beta: () => 2 },
     ]) {
+      // A fresh decision each time: one the previous band wrote would pass even if step wrote nothing.
+      const d = decision();
       createVegas({ ...VEGAS, ...band }).step(20, summary({ latencyMs: 200 }), d);
       expect(d).toEqual({ estimate: 20, reason: 'invalid-band' });
     }
