@@ -84,18 +84,35 @@ function pack(dir) {
   const packageDir = join(dir, 'node_modules/resilix');
   mkdirSync(packageDir, { recursive: true });
   execFileSync('tar', ['-xzf', tarball, '-C', packageDir, '--strip-components=1']);
-  const result = { dir, tarball, packageDir, files: packed.files.map((f) => f.path).sort() };
-  writeFileSync(join(dir, 'pack.json'), JSON.stringify(result));
-  return result;
+  const record = { format: 2, tarball: packed.filename, files: packed.files.map((f) => f.path).sort() };
+  writeFileSync(join(dir, 'pack.json'), JSON.stringify(record));
+  return entry(dir, record);
+}
+
+/**
+ * The entry's paths, made from `dir` on every read and never stored: a checkout whose node_modules is a
+ * symlink to another's reads the other's entry, and its stored absolute paths named that other checkout.
+ */
+function entry(dir, record) {
+  const packageDir = join(dir, 'node_modules/resilix');
+  return { dir, tarball: join(dir, record.tarball), packageDir, files: record.files };
+}
+
+/** The finished entry in `dir`, or undefined (none, or one written in an older format: packed again). */
+function finished(dir) {
+  const done = join(dir, 'pack.json');
+  if (!existsSync(done)) return undefined;
+  const record = JSON.parse(readFileSync(done, 'utf8'));
+  return record.format === 2 ? entry(dir, record) : undefined;
 }
 
 export function packOnce({ force = false } = {}) {
   const dir = join(CACHE, sourceHash());
-  const done = join(dir, 'pack.json');
   const lock = `${dir}.lock`;
   const until = Date.now() + LOCK_WAIT_MS;
   for (;;) {
-    if (!force && existsSync(done)) return JSON.parse(readFileSync(done, 'utf8'));
+    const cached = force ? undefined : finished(dir);
+    if (cached !== undefined) return cached;
     mkdirSync(CACHE, { recursive: true });
     try {
       mkdirSync(lock);
@@ -112,8 +129,8 @@ export function packOnce({ force = false } = {}) {
     }
     try {
       writeFileSync(join(lock, 'pid'), String(process.pid));
-      if (!force && existsSync(done)) return JSON.parse(readFileSync(done, 'utf8'));
-      return pack(dir);
+      const packedMeanwhile = force ? undefined : finished(dir);
+      return packedMeanwhile ?? pack(dir);
     } finally {
       rmSync(lock, { recursive: true, force: true });
     }

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -122,6 +122,8 @@ beforeAll(() => {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
   for (const consumer of CONSUMERS) writeFileSync(join(dir, consumer.file), CONSUMER);
+  // TypeScript resolves symlinks: a node_modules linked from another checkout resolves under its real path.
+  const packDir = realpathSync(pack.dir);
   resolvedTo = new Map(
     CONSUMERS.map((c) => {
       // How an import in that file resolves: .mts is an ES module, .cts a CommonJS one.
@@ -139,7 +141,7 @@ beforeAll(() => {
         undefined,
         mode,
       ).resolvedModule;
-      return [c.name, resolved === undefined ? 'unresolved' : resolved.resolvedFileName.slice(pack.dir.length + 1)];
+      return [c.name, resolved === undefined ? 'unresolved' : relative(packDir, resolved.resolvedFileName)];
     }),
   );
 }, 240_000);
