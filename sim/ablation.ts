@@ -15,7 +15,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULT_TUNING, type ControlTuning } from '../src/limiter/control-tuning';
@@ -316,4 +316,4 @@ function main(): void {
 }
 
 // Run as a command, not when a test imports the helpers above.
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) main();
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
