@@ -11,7 +11,7 @@
 // packageDir, files }. `--force` packs again even when the cache is current.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -20,6 +20,9 @@ import { SHIPPED_FOLDERS } from './package-files.mjs';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = join(ROOT, 'node_modules/.cache/resilix-pack');
 const LOCK_WAIT_MS = 180_000; // ours: a cold build and pack takes about 10 s on a busy 2-core machine
+// ours: an entry read within the hour may belong to another worktree sharing this node_modules, its
+// tests still running; the full suite takes about 4 minutes, so an hour leaves a wide margin.
+const PRUNE_UNUSED_MS = 3_600_000;
 
 function filesUnder(dir) {
   if (!existsSync(dir)) return [];
@@ -59,17 +62,23 @@ function alive(pid) {
   }
 }
 
-/** Packs of older trees are of no further use: one pack per worktree is kept. */
-function pruneOthers(keep) {
-  for (const name of readdirSync(CACHE)) {
-    const path = join(CACHE, name);
-    if (path !== keep && !name.endsWith('.lock') && !existsSync(`${path}.lock`))
-      rmSync(path, { recursive: true, force: true });
+/**
+ * Packs of older trees are of no further use once no one has read them for PRUNE_UNUSED_MS: a
+ * worktree whose node_modules links to this one's packs its own tree, and its tests may still be
+ * reading that entry when this checkout packs. Entries being packed (a lock beside them) are kept.
+ */
+export function pruneUnused(cache, keep, now = Date.now()) {
+  for (const name of readdirSync(cache)) {
+    const path = join(cache, name);
+    if (path === keep || name.endsWith('.lock') || existsSync(`${path}.lock`)) continue;
+    const done = join(path, 'pack.json');
+    const lastUse = statSync(existsSync(done) ? done : path).mtimeMs;
+    if (now - lastUse > PRUNE_UNUSED_MS) rmSync(path, { recursive: true, force: true });
   }
 }
 
 function pack(dir) {
-  pruneOthers(dir);
+  pruneUnused(CACHE, dir);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   // stdout is npm's JSON; the build's own output goes to stderr, shown only on failure.
@@ -103,7 +112,11 @@ function finished(dir) {
   const done = join(dir, 'pack.json');
   if (!existsSync(done)) return undefined;
   const record = JSON.parse(readFileSync(done, 'utf8'));
-  return record.format === 2 ? entry(dir, record) : undefined;
+  if (record.format !== 2) return undefined;
+  // Its modification time records the last use, which pruneUnused reads.
+  const now = new Date();
+  utimesSync(done, now, now);
+  return entry(dir, record);
 }
 
 export function packOnce({ force = false } = {}) {
