@@ -113,9 +113,15 @@ function finished(dir) {
   if (!existsSync(done)) return undefined;
   const record = JSON.parse(readFileSync(done, 'utf8'));
   if (record.format !== 2) return undefined;
-  // Its modification time records the last use, which pruneUnused reads.
+  // Its modification time records the last use, which pruneUnused reads. An entry pruned between
+  // the read and the stamp (unread for an hour until then) is packed again.
   const now = new Date();
-  utimesSync(done, now, now);
+  try {
+    utimesSync(done, now, now);
+  } catch (error) {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  }
   return entry(dir, record);
 }
 
