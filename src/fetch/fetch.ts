@@ -74,7 +74,8 @@ export function resilientFetch(target: Executor | KeyedExecutor, options?: Resil
   const keyOf: RequestKey | undefined = key ?? (target instanceof KeyRegistry ? originKey : undefined);
 
   return function fetchThroughResilix(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-    const signal = init?.signal ?? requestSignal(input);
+    // As fetch does, a present init.signal wins, null included (no signal); undefined is absent.
+    const signal = init?.signal !== undefined ? init.signal : requestSignal(input);
     const executeOptions: ExecuteOptions =
       signal === undefined || signal === null ? shared : { signal, timeoutMs, classify };
     // A Request's body can be read once: every attempt (a retry sends it again) gets its own

@@ -31,7 +31,8 @@ function hangingFetch() {
   return stubFetch(
     (input, init) =>
       new Promise<Response>((_resolve, reject) => {
-        const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+        // fetch's rule: init.signal, null included, wins over the Request's own.
+        const signal = init?.signal !== undefined ? init.signal : input instanceof Request ? input.signal : undefined;
         signal?.addEventListener('abort', () => reject(signal.reason));
       }),
   );
@@ -151,6 +152,20 @@ describe('resilientFetch', () => {
     expect((stub.calls[0]!.input as Request).signal.aborted).toBe(true);
     await flush();
     expect(spy.observations.map((o) => o.verdict)).toEqual(['cancelled']);
+  });
+
+  it("takes init.signal null as no signal, as fetch does, not as the Request's own", async () => {
+    const request = new Request('https://api.example.com/', { signal: AbortSignal.abort(new Error('gone')) });
+    // The platform's rule we follow: a present null replaces the Request's signal.
+    expect(new Request(request, { signal: null }).signal.aborted).toBe(false);
+    const spy = spyPolicy(new FakeClock());
+    const stub = stubFetch(() => new Response('served'));
+    const response = await resilientFetch(pipeline(spy), { fetch: stub.fetch })(request, { signal: null });
+    expect(await response.text()).toBe('served');
+    expect(stub.calls).toHaveLength(1);
+    expect(stub.calls[0]!.init!.signal).toBeNull();
+    await flush();
+    expect(spy.observations.map((o) => o.verdict)).toEqual(['ok']);
   });
 
   it('rejects at once, without calling fetch, when the caller signal is already aborted', async () => {
