@@ -319,7 +319,7 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
             return subject as T;
           }
           hintMs = c.retryAfterMs;
-          decision = this.upstreamDecision(verdict, attempt, subject, undefined, hintMs);
+          decision = this.upstreamDecision(verdict, attempt, undefined, subject, hintMs);
         } else {
           const refusal = fulfilled ? undefined : refusalOf(subject);
           if (refusal !== undefined) {

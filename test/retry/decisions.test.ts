@@ -242,6 +242,25 @@ describe('what the retry policy retries (verdict-driven)', () => {
     expect(startedAt).toHaveLength(2);
   });
 
+  it("hands shouldRetry a resolved answer as its value, the docs' 409 example included", async () => {
+    const clock = new VirtualClock();
+    const seen: AttemptOutcome[] = [];
+    const r = quickRetry(clock, {
+      shouldRetry: (o) => {
+        seen.push(o);
+        return o.verdict === 'answered' ? (o.value as { status: number }).status === 409 : undefined;
+      },
+    });
+    const conflict = response(409);
+    const { fn, startedAt } = scripted(clock, [() => conflict, () => response(201)]);
+    const result = await clock.run(r.execute(fn));
+    expect(result).toEqual({ ok: true, value: response(201) });
+    expect(startedAt).toHaveLength(2);
+    expect(seen).toEqual([
+      { verdict: 'answered', attempt: 1, error: undefined, value: conflict, retryAfterMs: undefined },
+    ]);
+  });
+
   it('keeps the default when shouldRetry throws', async () => {
     const clock = new VirtualClock();
     const r = quickRetry(clock, {
