@@ -5,9 +5,10 @@ import type { Observation } from './observation';
 import type { Verdict } from './verdict';
 
 /**
- * One admission to the limiter. Settle it exactly once with what the call taught; a second
- * settle is ignored. The pipeline settles permits for you; `limiter.tryAcquire()` hands them out
- * for callers who run their own call loop.
+ * One admission to the limiter. Settle it exactly once with what the call taught, then drop the
+ * reference: a second settle is ignored only until the limiter hands the same object to another
+ * call (the limiter's permits are pooled, ADR-0041). The pipeline settles permits for you;
+ * `limiter.tryAcquire()` hands them out for callers who run their own call loop.
  */
 export interface Permit {
   /**
@@ -22,7 +23,7 @@ export interface Permit {
    * Reports the call's latency before it ends: the first byte or token of a stream (what
    * `ctx.mark()` does through a pipeline). The limiter learns from it at once instead of at the
    * stream's end; settle later as usual, with the same `latencyMs`. The first mark counts; a mark
-   * after settle is ignored. Optional, so a permit of your own need not implement it.
+   * after settle is ignored until the permit is reused (see `Permit`). Optional, so a permit of your own need not implement it.
    */
   mark?(latencyMs: number, now?: number): void;
   /** Calls in flight at this permit's admission, itself included. */

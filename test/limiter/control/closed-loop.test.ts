@@ -17,8 +17,8 @@ import { fmt, lowestLimit, type ModelRun, report, runModel, settledAfter, span }
  *
  * What "converged" means depends on the algorithm, by design:
  * - vegas keeps alpha to beta requests queued at the upstream (Vegas's "extra buffers", spec §4.1):
- *   its limit settles in [C + alpha(L), C + beta(L)], with the default band alpha = min(3 log10 L,
- *   (L / 10)^0.6), beta = 2 alpha (adr/0036).
+ *   its limit settles in [C + alpha(L), C + beta(L)], with the default band alpha =
+ *   min(3 log10 max(L, 10), 0.85 x (L / 10)^0.6), beta = 2 alpha (adr/0049).
  * - gradient2 tolerates latency up to rttTolerance (1.5) x baseline and adds sqrt(L) headroom
  *   (spec §4.2): it settles where L = 1.5 C + sqrt(L), capped at maxLimit.
  */

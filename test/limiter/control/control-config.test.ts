@@ -103,7 +103,7 @@ describe('resolveControlConfig', () => {
 });
 
 describe('the default vegas band (adr/0036, adr/0049)', () => {
-  it('is alpha = min(3 log10 L, ALPHA_SCALE x (L / 10)^0.6) requests and beta = 2 alpha', () => {
+  it('is alpha = min(3 log10 max(L, 10), ALPHA_SCALE x (L / 10)^0.6) requests and beta = 2 alpha', () => {
     expect([ALPHA_POWER, BETA_RATIO]).toEqual([0.6, 2]);
     // Under one request at L = 10 (beta(12) < 2 keeps vegas within 1.2 C at C = 10), a fraction below.
     expect(ALPHA_SCALE).toBeLessThan(0.9);

@@ -123,7 +123,7 @@ export const OPTION_TABLE: readonly OptionRow[] = [
   row('limiter', 'smoothing', num({ above: 0, max: 1 }), '0.2'),
   row('limiter', 'rttTolerance', num({ min: 1 }), '1.5'),
   row('limiter', 'backoffRatio', num({ above: 0, below: 1 }), '0.9'),
-  row('limiter', 'alpha', fn, 'defaultAlpha: min(3 log10 L, 0.85 x (L / 10)^0.6) requests'),
+  row('limiter', 'alpha', fn, 'defaultAlpha: min(3 log10 max(L, 10), 0.85 x (L / 10)^0.6) requests'),
   row('limiter', 'beta', fn, 'defaultBeta: 2 x alpha(L)'),
   row('limiter', 'failure', { type: 'choice', choices: ['hold', 'ignore', 'overload'] }, "'hold'"),
   row('limiter', 'queueing', { type: 'queueing' }, '{ initialFactor: 2, maxFactor: 3 }'),
