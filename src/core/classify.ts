@@ -164,6 +164,24 @@ export function runClassifier(classify: Classifier | undefined, settled: Settled
   return FAILURE;
 }
 
+/**
+ * The verdict of a call that ended on its own. The default classifier reads the call's result
+ * (its `status`, its headers): a getter there that throws is the classifier failing, and counts
+ * as a `failure` like a user classifier that throws; the caller still gets the call's own result.
+ */
+export function classifySafely(classify: Classifier | undefined, fulfilled: boolean, subject: unknown): Classification {
+  try {
+    return classify === undefined
+      ? classifyOutcome(fulfilled, subject)
+      : runClassifier(
+          classify,
+          fulfilled ? { status: 'fulfilled', value: subject } : { status: 'rejected', reason: subject },
+        );
+  } catch {
+    return FAILURE;
+  }
+}
+
 function isClassifiedVerdict(value: unknown): value is Verdict {
   // A classifier may not claim `rejected` or `cancelled`: those belong to our policies and the caller.
   return value === 'ok' || value === 'answered' || value === 'overload' || value === 'failure' || value === 'timeout';

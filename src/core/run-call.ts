@@ -1,11 +1,11 @@
 import type { CallContext, CallFn, ExecuteOptions } from './call';
 import { isListening, type RefusalEvent, type RefusalReason, type RefusingPolicy } from './call-events';
-import { classifyOutcome, runClassifier, type Classification, type Classifier } from './classify';
+import { classifySafely, type Classification, type Classifier } from './classify';
 import type { TimerHandle } from './clock';
 import { reportError } from './events';
 import type { Observation } from './observation';
 import type { BulkheadPort, CallPlan, MutableObservation, Permit } from './ports';
-import { describeSignal, describeValue, readAborted } from './caller-input';
+import { executeOptionsError, readAborted } from './caller-input';
 import { isLimitExceededError } from '../errors/limit-exceeded-error';
 import { isTimeoutError, TimeoutError } from '../errors/timeout-error';
 
@@ -84,60 +84,15 @@ function startCall<T>(
   let signal: AbortSignal | undefined;
   let timeoutMs = plan.timeout?.timeoutMs;
   if (options !== undefined && options !== null) {
-    if (typeof options !== 'object') {
-      return outcome(
-        hook,
-        false,
-        new TypeError(`resilix: execute options must be an object; received ${describeValue(options)}`),
-      );
-    }
+    const invalid = executeOptionsError(options);
+    if (invalid !== undefined) return outcome(hook, false, invalid);
     const given = options.signal;
     if (given !== undefined && given !== null) {
-      // A cheap shape check, as fetch makes (any realm's AbortSignal passes): an object whose
-      // `aborted` is a boolean and that takes and removes listeners.
-      const aborted = typeof given === 'object' ? (given as { aborted?: unknown }).aborted : undefined;
-      if (
-        typeof aborted !== 'boolean' ||
-        typeof given.addEventListener !== 'function' ||
-        typeof given.removeEventListener !== 'function'
-      ) {
-        return outcome(
-          hook,
-          false,
-          new TypeError(
-            `resilix: execute option "signal" must be an AbortSignal, undefined or null; received ${describeSignal(given)}`,
-          ),
-        );
-      }
-      if (aborted) return outcome(hook, false, given.reason);
+      if (given.aborted) return outcome(hook, false, given.reason);
       signal = given;
     }
     const requested = options.timeoutMs;
-    if (requested !== undefined) {
-      if (typeof requested !== 'number' || Number.isNaN(requested) || requested <= 0) {
-        return outcome(
-          hook,
-          false,
-          new RangeError(
-            `resilix: execute option "timeoutMs" must be a number in (0, Infinity]; received ${describeValue(requested)}`,
-          ),
-        );
-      }
-      timeoutMs = requested === Infinity ? undefined : requested;
-    }
-    const attempt = options.attempt;
-    if (attempt !== undefined && !(Number.isInteger(attempt) && attempt >= 1)) {
-      const message = `resilix: execute option "attempt" must be an integer in [1, Infinity); received ${describeValue(attempt)}`;
-      return outcome(hook, false, typeof attempt === 'number' ? new RangeError(message) : new TypeError(message));
-    }
-    const classify = options.classify;
-    if (classify !== undefined && typeof classify !== 'function') {
-      return outcome(
-        hook,
-        false,
-        new TypeError(`resilix: execute option "classify" must be a function; received ${describeValue(classify)}`),
-      );
-    }
+    if (requested !== undefined) timeoutMs = requested === Infinity ? undefined : requested;
   }
   const breaker = plan.breaker;
   const limiter = plan.limiter;
@@ -361,8 +316,6 @@ class Race<T> {
   ) {}
 }
 
-const FAILED: Classification = Object.freeze({ verdict: 'failure' });
-
 /**
  * The pair of handlers a call hands to `then` on its fn's promise, pooled: a call would otherwise
  * allocate two closures and their context (about 170 bytes). A reaction goes back to the pool
@@ -410,13 +363,15 @@ export function runPlain<T>(bulkhead: BulkheadPort, fn: CallFn<T>): Promise<T> {
   if (!bulkhead.tryEnter()) return Promise.reject(bulkhead.rejection());
   const call = new PlainCall(bulkhead);
   let produced: T | PromiseLike<T>;
+  let thenable: boolean;
   try {
     produced = fn(call);
+    thenable = isThenable(produced); // reads a `then` that may be a throwing getter
   } catch (error) {
     bulkhead.leave();
     return Promise.reject(error);
   }
-  if (isThenable(produced)) {
+  if (thenable) {
     let reaction = freePlainReactions;
     if (reaction === undefined) reaction = new PlainReaction();
     else freePlainReactions = reaction.next;
@@ -810,7 +765,7 @@ class InFlightCall<T> implements CallContext {
         ? TIMED_OUT
         : this.state === CANCELLED_STATE
           ? CANCELLED_CLASS
-          : classifyCall(classify, fulfilled, subject);
+          : classifySafely(classify, fulfilled, subject);
     const timedOut = this.state === TIMED_OUT_STATE;
     this.state = SETTLED;
     const bulkhead = plan.bulkhead;
@@ -851,24 +806,6 @@ class InFlightCall<T> implements CallContext {
 export function abortSignalOf(ctx: CallContext): AbortSignal | undefined {
   if (ctx instanceof InFlightCall) return ctx.abortSignal;
   return ctx instanceof PlainCall ? undefined : ctx.signal;
-}
-
-/**
- * The verdict of a call that ended on its own. The default classifier reads the call's result
- * (its `status`, its headers): a getter there that throws is the classifier failing, and counts
- * as a `failure` like a user classifier that throws; the caller still gets the call's own result.
- */
-function classifyCall(classify: Classifier | undefined, fulfilled: boolean, subject: unknown): Classification {
-  try {
-    return classify === undefined
-      ? classifyOutcome(fulfilled, subject)
-      : runClassifier(
-          classify,
-          fulfilled ? { status: 'fulfilled', value: subject } : { status: 'rejected', reason: subject },
-        );
-  } catch {
-    return FAILED;
-  }
 }
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

@@ -1,5 +1,6 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
-import { classifyOutcome, runClassifier, type Classification, type Classifier } from '../core/classify';
+import { classifySafely, type Classification, type Classifier } from '../core/classify';
+import { executeOptionsError } from '../core/caller-input';
 import { resolveClock, type Clock, type ResolvedClock, type TimerHandle } from '../core/clock';
 import { EventChannel, type Listener } from '../core/events';
 import {
@@ -14,7 +15,7 @@ import {
 import type { Policy, RetryPort } from '../core/policy';
 import type { CallPlan } from '../core/ports';
 import { callPlan } from '../core/ports';
-import { runCall, type AttemptHook } from '../core/run-call';
+import { MAX_TIMER_MS, runCall, type AttemptHook } from '../core/run-call';
 import type { Verdict } from '../core/verdict';
 import { isBrokenCircuitError } from '../errors/broken-circuit-error';
 import { isBulkheadFullError } from '../errors/bulkhead-full-error';
@@ -192,16 +193,18 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
     if (typeof fn !== 'function') {
       return Promise.reject(new TypeError(`resilix: execute(fn) needs a function; received ${typeof fn}`));
     }
-    const signal = options?.signal;
+    // The options are checked before the first attempt, as the call runner checks them: a bad
+    // option is the caller's error, refused once, never an attempt's failure to retry.
+    let invalid: Error | undefined;
+    try {
+      invalid = executeOptionsError(options);
+    } catch (error) {
+      return Promise.reject(error); // a getter of the caller's that throws
+    }
+    if (invalid !== undefined) return Promise.reject(invalid);
+    const signal = options?.signal ?? undefined;
     if (signal?.aborted) return Promise.reject(signal.reason);
     const requested = options?.timeoutMs;
-    if (requested !== undefined && (typeof requested !== 'number' || Number.isNaN(requested) || requested <= 0)) {
-      return Promise.reject(
-        new RangeError(
-          `resilix: execute option "timeoutMs" must be a number in (0, Infinity]; received ${String(requested)}`,
-        ),
-      );
-    }
     const attemptMs = plan.timeout?.timeoutMs;
     let first = options;
     // Read only when the call has a budget of its own (else NaN): one without reads no clock here.
@@ -246,7 +249,7 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
     subject: unknown,
   ): T | Promise<T> {
     const classify = options?.classify ?? plan.classify ?? this.classifier;
-    if (fulfilled && classify === undefined && classifyOutcome(true, subject).verdict === 'ok') {
+    if (fulfilled && classify === undefined && classifySafely(undefined, true, subject).verdict === 'ok') {
       this.budget?.deposit();
       this.activeCount--;
       return subject as T;
@@ -298,7 +301,7 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
   ): Promise<T> {
     const attemptMs = plan.timeout?.timeoutMs;
     const deadlineAt = startedAt !== startedAt ? Infinity : startedAt + options!.timeoutMs!;
-    const signal = options?.signal;
+    const signal = options?.signal ?? undefined;
     const firstAttempt = options?.attempt ?? 1;
     let attempt = firstAttempt;
     let attemptStartedAt = startedAt;
@@ -311,7 +314,7 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
         let hintMs: number | undefined;
         let decision: Decision;
         if (fulfilled && classify === undefined) {
-          const c = classifyOutcome(true, subject);
+          const c = classifySafely(undefined, true, subject);
           verdict = c.verdict;
           if (verdict === 'ok') {
             if (attempt === firstAttempt) this.budget?.deposit();
@@ -328,14 +331,7 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
             decision = (refusal === SHED || refusal === QUEUE_TIMEOUT) && this.retryLimitExceeded ? RETRY : FINAL;
           } else {
             const c: Classification =
-              !fulfilled && isTimeoutError(subject)
-                ? TIMED_OUT
-                : classify === undefined
-                  ? classifyOutcome(fulfilled, subject)
-                  : runClassifier(
-                      classify,
-                      fulfilled ? { status: 'fulfilled', value: subject } : { status: 'rejected', reason: subject },
-                    );
+              !fulfilled && isTimeoutError(subject) ? TIMED_OUT : classifySafely(classify, fulfilled, subject);
             verdict = c.verdict;
             hintMs = c.retryAfterMs;
             decision =
@@ -514,29 +510,34 @@ function attemptOptions(
 
 /**
  * One backoff wait on the clock's timer seam: resolves after `delayMs`, or rejects with the
- * signal's reason the moment it aborts, clearing the timer (no timer outlives the wait).
+ * signal's reason the moment it aborts, clearing the timer (no timer outlives the wait). A wait
+ * past one timer's reach (a Retry-After of weeks under a `maxDelayMs` of weeks) is armed in steps
+ * of MAX_TIMER_MS, as deadlines are (adr/0013): a longer timer would fire at once.
  */
 function backoffWait(clock: ResolvedClock, delayMs: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    if (signal === undefined) {
-      keepAlive(clock.setTimer(resolve, delayMs));
-      return;
-    }
-    if (signal.aborted) {
+    if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
-    let timer: TimerHandle;
+    let timer: TimerHandle | undefined;
+    let leftMs = delayMs;
     const onAbort = (): void => {
-      clock.clearTimer(timer);
-      reject(signal.reason);
+      clock.clearTimer(timer!);
+      reject(signal!.reason);
     };
-    timer = clock.setTimer(() => {
-      signal.removeEventListener('abort', onAbort);
+    const done = (): void => {
+      signal?.removeEventListener('abort', onAbort);
       resolve();
-    }, delayMs);
-    keepAlive(timer);
-    signal.addEventListener('abort', onAbort, { once: true });
+    };
+    const arm = (): void => {
+      const stepMs = leftMs > MAX_TIMER_MS ? MAX_TIMER_MS : leftMs;
+      leftMs -= stepMs;
+      timer = clock.setTimer(leftMs > 0 ? arm : done, stepMs);
+      keepAlive(timer);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    arm();
   });
 }
 

@@ -4,6 +4,7 @@ import { bulkhead } from '../../src/bulkhead/bulkhead';
 import type { ExecuteOptions } from '../../src/core/call';
 import { limiter } from '../../src/limiter/limiter';
 import { pipeline } from '../../src/pipeline/pipeline';
+import { retry } from '../../src/retry/retry';
 import { timeout } from '../../src/timeout/timeout';
 import { deferred, FakeClock, flush } from '../helpers/fake-clock';
 
@@ -122,10 +123,22 @@ describe('signal: null is no signal, as fetch takes it (defect 9)', () => {
     const l = fixedLimiter(clock, 2);
     const bh = bulkhead({ maxConcurrent: 2, clock });
     const t = timeout({ timeoutMs: 100, clock });
-    for (const target of [b, l, bh, t, pipeline(b, l, bh, t)]) {
+    const r = retry({ clock, budget: false });
+    for (const target of [b, l, bh, t, r, pipeline(b, l, bh, t), pipeline(r, b, l, bh, t)]) {
       await expect(target.execute(() => 'ran', { signal: null } as never)).resolves.toBe('ran');
     }
     expect([l.inflight, bh.active, clock.pendingTimers]).toEqual([0, 0, 0]);
+  });
+
+  it('lets retry retry a failed attempt', async () => {
+    const clock = new FakeClock();
+    const r = retry({ clock, budget: false, random: () => 0 });
+    let n = 0;
+    const call = r.execute(() => (n++ === 0 ? Promise.reject(new Error('blip')) : 'recovered'), {
+      signal: null,
+    } as never);
+    await expect(call).resolves.toBe('recovered');
+    expect(r.snapshot()).toMatchObject({ retries: 1, abortedInBackoff: 0, active: 0 });
   });
 
   it('hands fn a signal that aborts at the deadline', async () => {
@@ -145,9 +158,13 @@ describe('signal: null is no signal, as fetch takes it (defect 9)', () => {
   });
 });
 
-describe('execute never throws synchronously (defect 9)', () => {
+describe.each([
+  ['a pipeline', false],
+  ['a pipeline with retry (which reads the options before any attempt)', true],
+])('execute never throws synchronously (defect 9): %s', (_name, withRetry) => {
   const clock = new FakeClock();
-  const p = pipeline(fixedLimiter(clock, 2), timeout({ timeoutMs: 100, clock }));
+  const inner = [fixedLimiter(clock, 2), timeout({ timeoutMs: 100, clock })] as const;
+  const p = withRetry ? pipeline(retry({ clock, budget: false }), ...inner) : pipeline(...inner);
   const throwingOptions = Object.defineProperty({}, 'signal', {
     get() {
       throw new Error('options getter broke');
@@ -165,12 +182,21 @@ describe('execute never throws synchronously (defect 9)', () => {
     ['attempt is a string', () => 1, { attempt: '2' }, TypeError],
     ['classify is not a function', () => 1, { classify: 'default' }, TypeError],
     ['an options getter throws', () => 1, throwingOptions, Error],
-  ])('returns a rejected promise when %s', async (_what, fn, options, type) => {
+  ])('returns a rejected promise when %s, and never runs fn', async (_what, fn, options, type) => {
+    let runs = 0;
+    const counted =
+      typeof fn === 'function'
+        ? () => {
+            runs++;
+            return fn();
+          }
+        : fn;
     let call: Promise<unknown> | undefined;
     expect(() => {
-      call = p.execute(fn as never, options as ExecuteOptions);
+      call = p.execute(counted as never, options as ExecuteOptions);
     }).not.toThrow();
     await expect(call).rejects.toBeInstanceOf(type);
+    expect(runs).toBe(0);
     expect(clock.pendingTimers).toBe(0);
   });
 
@@ -380,8 +406,9 @@ describe("a caller's signal whose accessors throw (defect 1)", () => {
     const p = pipeline(l, timeout({ timeoutMs: 5_000, clock }));
     const gate = deferred<string>();
     const running = p.execute(() => gate.promise);
-    // read 1: the runner's check; read 2: the queue's; read 3: the check after the wake-up
-    const { signal } = signalThatThrows('aborted', 2);
+    // reads 1-2: the runner's shape check and its aborted check; read 3: the queue's; read 4: the
+    // check after the wake-up
+    const { signal } = signalThatThrows('aborted', 3);
     let ran = false;
     const queued = p.execute(
       () => {
@@ -414,6 +441,22 @@ describe('fn returns a value whose then getter throws (defect 1)', () => {
     await expect(l.execute(() => weird)).rejects.toThrow('then getter broke');
     expect([l.inflight, bh.active, clock.pendingTimers]).toEqual([0, 0, 0]);
   });
+
+  it('rejects through a lone bulkhead (its plain path) and gives its slot back', async () => {
+    const bh = bulkhead({ maxConcurrent: 1 });
+    const weird = Object.defineProperty({}, 'then', {
+      get() {
+        throw new Error('then getter broke');
+      },
+    });
+    let call: Promise<unknown> | undefined;
+    expect(() => {
+      call = bh.execute(() => weird as never);
+    }).not.toThrow();
+    await expect(call).rejects.toThrow('then getter broke');
+    expect(bh.active).toBe(0);
+    await expect(bh.execute(() => 'next')).resolves.toBe('next');
+  });
 });
 
 describe('the default classifier reads a result whose getters throw', () => {
@@ -430,5 +473,18 @@ describe('the default classifier reads a result whose getters throw', () => {
     await expect(p.execute(async () => result)).resolves.toBe(result);
     expect(l.inflight).toBe(0);
     expect(b.snapshot().failures).toBe(1);
+  });
+
+  it('through retry too: the result is kept and the call is not left active', async () => {
+    const clock = new FakeClock();
+    const r = retry({ clock, budget: false, maxAttempts: 1 });
+    const result = Object.defineProperty({}, 'status', {
+      get() {
+        throw new Error('status getter broke');
+      },
+    });
+    await expect(r.execute(async () => result)).resolves.toBe(result);
+    await expect(pipeline(r, timeout({ timeoutMs: 50, clock })).execute(async () => result)).resolves.toBe(result);
+    expect(r.snapshot()).toMatchObject({ active: 0, gaveUp: { maxAttempts: 2 } });
   });
 });

@@ -4,7 +4,7 @@ import { TimeoutError } from '../../src/errors/index';
 import { pipeline } from '../../src/pipeline/pipeline';
 import { retry, type RetryGiveUpEvent } from '../../src/retry/retry';
 import { timeout } from '../../src/timeout/timeout';
-import { constant, flush, VirtualClock } from './support';
+import { constant, flush, response, VirtualClock } from './support';
 
 /** fn that fails `afterMs` after it starts, and records each attempt's start and its deadline signal. */
 function failingAfter(clock: VirtualClock, afterMs: number) {
@@ -208,5 +208,40 @@ describe('the backoff wait timer', () => {
     time = 50;
     pending.shift()!();
     await expect(call).resolves.toBe('ok');
+  });
+});
+
+describe('a backoff wait past one timer’s reach', () => {
+  it('waits a Retry-After of 30 days in steps no longer than a platform timer takes', async () => {
+    const clock = new VirtualClock();
+    const r = retry({ clock, random: constant(0), budget: false, maxDelayMs: 40 * 86_400_000 });
+    const startedAt: number[] = [];
+    const thirtyDaysS = 30 * 86_400;
+    const call = r.execute(() => {
+      startedAt.push(clock.now());
+      return startedAt.length === 1 ? response(503, String(thirtyDaysS)) : response(200);
+    });
+    const result = await clock.run(call);
+    expect(result).toEqual({ ok: true, value: response(200) });
+    expect(startedAt).toEqual([0, thirtyDaysS * 1_000]);
+    // 2^31 - 1 ms: a longer setTimeout fires at once (Node warns, browsers and workerd say nothing).
+    expect(Math.max(...clock.armed)).toBeLessThanOrEqual(2_147_483_647);
+    expect(clock.armed.length).toBeGreaterThan(1);
+  });
+
+  it('clears the step armed when the caller aborts, and rejects with the reason', async () => {
+    const clock = new VirtualClock();
+    const r = retry({ clock, random: constant(0), budget: false, maxDelayMs: 40 * 86_400_000 });
+    const controller = new AbortController();
+    const call = r.execute(() => response(503, String(30 * 86_400)), { signal: controller.signal });
+    await flush();
+    clock.advance(2_147_483_647); // the first step ran out; the second is armed
+    await flush();
+    expect(clock.pendingTimers).toBe(1);
+    const reason = new Error('caller left');
+    controller.abort(reason);
+    await expect(call).rejects.toBe(reason);
+    expect(clock.pendingTimers).toBe(0);
+    expect(r.snapshot().abortedInBackoff).toBe(1);
   });
 });
