@@ -44,6 +44,11 @@ export class Pipeline implements Executor {
     const byKind: Partial<Record<PolicyKind, Policy>> = {};
     let lastRank = -1;
     for (const [index, policy] of policies.entries()) {
+      if (policy instanceof Pipeline) {
+        throw new TypeError(
+          `resilix: pipeline argument ${index} is a pipeline, not a policy; pipelines do not nest: pass its policies (\`...inner.policies\`)`,
+        );
+      }
       if (!isPolicy(policy)) {
         throw new TypeError(
           `resilix: pipeline argument ${index} is not a resilix policy; pass retry(), breaker(), limiter(), bulkhead() or timeout() results`,
@@ -129,8 +134,16 @@ export class Pipeline implements Executor {
  * `pipeline(breaker(), limiter(), { classify })`.
  */
 export function pipeline(...args: Array<Policy | PipelineOptions>): Pipeline {
-  const last = args[args.length - 1];
-  const hasOptions = last !== undefined && !isPolicy(last) && typeof last === 'object' && !('kind' in last);
+  const last: unknown = args[args.length - 1];
+  // Only a plain options object is taken for options: anything else (null, an array, a pipeline)
+  // stays an argument, and the policy check names it.
+  const hasOptions =
+    typeof last === 'object' &&
+    last !== null &&
+    !Array.isArray(last) &&
+    !(last instanceof Pipeline) &&
+    !isPolicy(last) &&
+    !('kind' in last);
   const policies = (hasOptions ? args.slice(0, -1) : args) as Policy[];
   return new Pipeline(policies, hasOptions ? (last as PipelineOptions) : {});
 }

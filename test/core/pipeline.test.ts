@@ -27,6 +27,24 @@ describe('pipeline composition', () => {
     );
   });
 
+  it('takes only a plain object last for options: null and an array are named as bad arguments', () => {
+    for (const last of [null, []]) {
+      expect(() => pipeline(bulkhead({ maxConcurrent: 1 }), last as never)).toThrowError(
+        new TypeError(
+          'resilix: pipeline argument 1 is not a resilix policy; pass retry(), breaker(), limiter(), bulkhead() or timeout() results',
+        ),
+      );
+    }
+  });
+
+  it('refuses a pipeline passed as a policy, and says how to reuse its policies', () => {
+    const inner = pipeline(timeout({ timeoutMs: 5 }));
+    expect(() => pipeline(bulkhead({ maxConcurrent: 1 }), inner as never)).toThrowError(
+      'resilix: pipeline argument 1 is a pipeline, not a policy; pipelines do not nest: pass its policies (`...inner.policies`)',
+    );
+    expect(pipeline(bulkhead({ maxConcurrent: 1 }), ...inner.policies).policies).toHaveLength(2);
+  });
+
   it('refuses policies that read different clocks', () => {
     const a = new FakeClock();
     const b = new FakeClock();
