@@ -79,7 +79,7 @@ export const BETA_RATIO = 2;
 /** Holds C = 10 (the tightest case) within 20%: beta(12) < 2 needs <= 0.90; 5% noise margin (adr/0049). */
 export const ALPHA_SCALE = 0.85;
 
-/** The band a shape gives: alpha(L) = min(3 log10 L, scale x (L / 10)^power), beta = ratio x alpha. */
+/** The band a shape gives: alpha(L) = min(3 log10 max(L, 10), scale x (L / 10)^power), beta = ratio x alpha. */
 export function bandOf(power: number, ratio: number, scale = 1): { alpha: BandFunction; beta: BandFunction } {
   const alpha = (limit: number): number => {
     const spec = 3 * Math.log10(limit > 10 ? limit : 10);
@@ -92,7 +92,7 @@ export function bandOf(power: number, ratio: number, scale = 1): { alpha: BandFu
 const DEFAULT_BAND = bandOf(ALPHA_POWER, BETA_RATIO, ALPHA_SCALE);
 
 /**
- * vegas's default alpha (adr/0036, adr/0049): min(3 log10 L, 0.85 x (L / 10)^0.6) requests, 0.85 at
+ * vegas's default alpha (adr/0036, adr/0049): min(3 log10 max(L, 10), 0.85 x (L / 10)^0.6) requests, 0.85 at
  * L = 10 rather than Netflix VegasLimit's floor of 3 (+30% over a capacity of 10, per client). A
  * power below 1 keeps clients sharing an upstream fair; 3 log10 L governs from L ~ 404.
  */

@@ -66,7 +66,7 @@ const SHIPPED = {
   noiseZ: 1,
   /** The least baseline vegas compares with, ms: below it ratios are whole-ms clock ticks (Workers; adr/0036). */
   minBaselineMs: 5,
-  /** Default band (adr/0049): alpha = min(3 log10 L, alphaScale x (L / 10)^alphaPower), beta = betaRatio x alpha. */
+  /** Default band (adr/0049): alpha = min(3 log10 max(L, 10), alphaScale x (L / 10)^alphaPower), beta = betaRatio x alpha. */
   alphaPower: ALPHA_POWER,
   /** The default alpha at L = 10, in requests (ALPHA_SCALE). */
   alphaScale: ALPHA_SCALE,
