@@ -219,6 +219,9 @@ export class KeyRegistry<V extends Executor = Executor> {
 
   /** The key's entry (a use), or undefined when the call belongs to `overflow`. */
   private entryFor(key: string): Entry<V> | undefined {
+    // Inside create, even a held key is refused: a call started there could make the key that
+    // create's caller chose to evict busy.
+    this.refuseReentry('get');
     const found = this.entries.get(key);
     if (found !== undefined) {
       this.order.touch(found);
@@ -233,7 +236,6 @@ export class KeyRegistry<V extends Executor = Executor> {
         `resilix: a KeyRegistry key must be a string; received ${key === null ? 'null' : typeof key}`,
       );
     }
-    this.refuseReentry('get');
     let victim: Entry<V> | undefined;
     if (this.entries.size >= this.maxKeys) {
       // Every key running a registry call is busy whatever it reports: no scan needed (a scan
@@ -258,6 +260,16 @@ export class KeyRegistry<V extends Executor = Executor> {
       throw executorError(`create(${JSON.stringify(shown)})`, value);
     }
     this.createdCount++;
+    // create ran our caller's code: a call it started through a value it held may have made the
+    // chosen key busy, and a busy key is never evicted.
+    if (victim !== undefined && isEntryBusy(victim)) {
+      victim = this.oldestIdle();
+      if (victim === undefined) {
+        this.overflowCount++;
+        if (this.overflow !== undefined) return undefined;
+        throw new TooManyKeysError({ maxKeys: this.maxKeys, key });
+      }
+    }
     if (victim !== undefined) {
       this.drop(victim);
       this.evictionCount++;
@@ -298,7 +310,7 @@ export class KeyRegistry<V extends Executor = Executor> {
   private refuseReentry(operation: string): void {
     if (this.creating) {
       throw new TypeError(
-        `resilix: a KeyRegistry's create() called ${operation}() on its own registry for a new key; ` +
+        `resilix: a KeyRegistry's create() called ${operation}() on its own registry; ` +
           'make the value from the key alone',
       );
     }

@@ -325,6 +325,40 @@ describe('KeyRegistry: create', () => {
     expect(registry.get('inner')).toBe(inner);
   });
 
+  it('refuses a create that calls get or execute for a key it holds, which would make the key it evicts busy', async () => {
+    const registry: KeyRegistry<Executor> = new KeyRegistry<Executor>({
+      maxKeys: 1,
+      create: (key) => {
+        if (key === 'b') {
+          expect(() => registry.get('a')).toThrow(/create\(\) called get\(\) on its own registry/);
+          void expect(registry.execute('a', () => 1)).rejects.toThrow(/create\(\) called get\(\) on its own registry/);
+        }
+        return silent();
+      },
+    });
+    registry.get('a');
+    registry.get('b');
+    await flush();
+    expect(registry.keys()).toEqual(['b']);
+    expect(registry.snapshot()).toMatchObject({ size: 1, busy: 0, evictions: 1 });
+  });
+
+  it('does not evict a key that create made busy through a value it held, and picks another', () => {
+    const held = new CountingExecutor();
+    const registry = new KeyRegistry<Executor>({
+      maxKeys: 2,
+      create: (key) => {
+        if (key === 'c') held.inflight = 1; // a call started on the value of 'a', not through the registry
+        return key === 'a' ? held : silent();
+      },
+    });
+    registry.get('a');
+    registry.get('b');
+    registry.get('c');
+    expect(registry.keys()).toEqual(['a', 'c']);
+    held.inflight = 0;
+  });
+
   it('refuses a key that is not a string', () => {
     const registry = new KeyRegistry({ create: silent });
     expect(() => registry.get(42 as never)).toThrow('resilix: a KeyRegistry key must be a string; received number');
