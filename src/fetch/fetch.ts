@@ -74,25 +74,24 @@ export function resilientFetch(target: Executor | KeyedExecutor, options?: Resil
   const keyOf: RequestKey | undefined = key ?? (target instanceof KeyRegistry ? originKey : undefined);
 
   return function fetchThroughResilix(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-    // As fetch does, a present init.signal wins, null included (no signal); undefined is absent.
-    const signal = init?.signal !== undefined ? init.signal : requestSignal(input);
-    const executeOptions: ExecuteOptions =
-      signal === undefined || signal === null ? shared : { signal, timeoutMs, classify };
-    // A Request's body can be read once: every attempt (a retry sends it again) gets its own
-    // clone, and the caller's Request stays unread. Bodies in `init` are the caller's to make
-    // replayable (docs/retry.md).
-    const replay = hasBody(input);
-    const call = (ctx: CallContext): Promise<Response> =>
-      send(fetchImpl, replay ? (input as Request).clone() : input, init, signal, ctx);
-    if (keyOf === undefined) return (target as Executor).execute(call, executeOptions);
-    let callKey: string;
+    // fetch never throws synchronously (a bad URL, a getter of init's that throws: it rejects);
+    // neither do we.
     try {
-      callKey = keyOf(input, init);
+      // As fetch does, a present init.signal wins, null included (no signal); undefined is absent.
+      const signal = init?.signal !== undefined ? init.signal : requestSignal(input);
+      const executeOptions: ExecuteOptions =
+        signal === undefined || signal === null ? shared : { signal, timeoutMs, classify };
+      // A Request's body can be read once: every attempt (a retry sends it again) gets its own
+      // clone, and the caller's Request stays unread. Bodies in `init` are the caller's to make
+      // replayable (docs/retry.md).
+      const replay = hasBody(input);
+      const call = (ctx: CallContext): Promise<Response> =>
+        send(fetchImpl, replay ? (input as Request).clone() : input, init, signal, ctx);
+      if (keyOf === undefined) return (target as Executor).execute(call, executeOptions);
+      return (target as KeyedExecutor).execute(keyOf(input, init), call, executeOptions);
     } catch (error) {
-      // fetch never throws synchronously (a bad URL rejects); neither do we.
       return Promise.reject(error);
     }
-    return (target as KeyedExecutor).execute(callKey, call, executeOptions);
   };
 }
 
@@ -114,9 +113,45 @@ function send(
   if (ours !== undefined && ours !== callerSignal) {
     // Never mutate the caller's init: they may reuse it.
     const signal = requestSignalFor(ours, callerSignal);
-    sent = init === undefined ? { signal } : { ...init, signal };
+    sent = init === undefined ? { signal } : withSignal(init, signal);
   }
   return fetchImpl === undefined ? fetch(input, sent) : fetchImpl(input, sent);
+}
+
+/** RequestInit's members (Fetch standard, and `duplex` and `priority` since): fetch reads each by name. */
+const REQUEST_INIT_MEMBERS = [
+  'method',
+  'headers',
+  'body',
+  'referrer',
+  'referrerPolicy',
+  'mode',
+  'credentials',
+  'cache',
+  'redirect',
+  'integrity',
+  'keepalive',
+  'window',
+  'duplex',
+  'priority',
+] as const;
+
+/**
+ * A copy of the caller's init with our signal. fetch reads init as a WebIDL dictionary, member by
+ * member, so inherited members and getters count (a Request passed as init, an init made with
+ * Object.create): a spread alone copies own enumerable properties and sent a POST as a bodiless
+ * GET. The spread keeps the platform's extra members (undici's `dispatcher`, Workers' `cf`).
+ */
+function withSignal(init: RequestInit, signal: AbortSignal): RequestInit {
+  const copy: Record<string, unknown> = { ...init };
+  for (const member of REQUEST_INIT_MEMBERS) {
+    if (!(member in copy)) {
+      const value = (init as Record<string, unknown>)[member];
+      if (value !== undefined) copy[member] = value;
+    }
+  }
+  copy.signal = signal;
+  return copy as RequestInit;
 }
 
 type AnySignal = (signals: AbortSignal[]) => AbortSignal;
@@ -146,12 +181,12 @@ function requestSignalFor(ours: AbortSignal, caller: AbortSignal | null | undefi
 
 /** Whether the input is a Request (by shape, any realm's) with a body to send. */
 function hasBody(input: string | URL | Request): boolean {
-  if (typeof input !== 'object' || input instanceof URL) return false;
+  if (typeof input !== 'object' || input === null || input instanceof URL) return false;
   const request = input as Request;
   return request.body !== null && request.body !== undefined && typeof request.clone === 'function';
 }
 
 /** A `Request`'s own signal (fetch honours it when `init.signal` is absent), by shape, so any realm's Request counts. */
 function requestSignal(input: string | URL | Request): AbortSignal | undefined {
-  return typeof input === 'object' && !(input instanceof URL) ? (input as Request).signal : undefined;
+  return typeof input === 'object' && input !== null && !(input instanceof URL) ? (input as Request).signal : undefined;
 }

@@ -168,6 +168,56 @@ describe('resilientFetch', () => {
     expect(spy.observations.map((o) => o.verdict)).toEqual(['ok']);
   });
 
+  it('sends the request fetch would send for an init whose members are inherited or getters, with a deadline too', async () => {
+    // What the platform reads from the init resilix hands it: a Request built from it, as fetch does.
+    const seen = async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      return Response.json({ method: request.method, header: request.headers.get('x-h'), body: await request.text() });
+    };
+    const asked = { method: 'POST', header: 'yes', body: 'hello' };
+    const inherited = Object.create({ method: 'POST', body: 'hello', headers: { 'x-h': 'yes' } }) as RequestInit;
+    const asRequest = new Request('https://template.example/', {
+      method: 'POST',
+      body: 'hello',
+      headers: { 'x-h': 'yes' },
+    });
+    expect(await (await seen('https://api.example.com/', inherited)).json()).toEqual(asked);
+    for (const withDeadline of [false, true]) {
+      const policy = withDeadline ? timeout({ timeoutMs: 5_000 }) : bulkhead({ maxConcurrent: 4 });
+      const f = resilientFetch(pipeline(policy), { fetch: seen as FetchFunction });
+      expect(await (await f('https://api.example.com/', inherited)).json()).toEqual(asked);
+      expect(await (await f('https://api.example.com/', asRequest.clone() as RequestInit)).json()).toEqual(asked);
+    }
+  });
+
+  it('rejects, never throws, for a null input or an init whose signal getter throws', async () => {
+    // As fetch does: the Request it would build refuses a null input.
+    const platform: FetchFunction = async (input, init) => {
+      void new Request(input, init);
+      return new Response();
+    };
+    const f = resilientFetch(pipeline(bulkhead({ maxConcurrent: 1 })), { fetch: platform });
+    const registryFetch = resilientFetch(new KeyRegistry({ create: () => pipeline(bulkhead({ maxConcurrent: 1 })) }), {
+      fetch: platform,
+    });
+    const broken = Object.defineProperty({}, 'signal', {
+      get() {
+        throw new Error('signal getter broke');
+      },
+    }) as RequestInit;
+    for (const api of [f, registryFetch]) {
+      let pending: Promise<Response> | undefined;
+      expect(() => {
+        pending = api(null as never);
+      }).not.toThrow();
+      await expect(pending).rejects.toThrow(TypeError);
+      expect(() => {
+        pending = api('https://api.example.com/', broken);
+      }).not.toThrow();
+      await expect(pending).rejects.toThrow('signal getter broke');
+    }
+  });
+
   it('rejects at once, without calling fetch, when the caller signal is already aborted', async () => {
     const stub = stubFetch(() => new Response('never'));
     const reason = new Error('already gone');
