@@ -55,7 +55,8 @@ export function parseRetryAfter(
   const text = header.trim();
   if (DELAY_SECONDS.test(text)) {
     const ms = Number(text) * 1000;
-    return ms === Infinity ? undefined : ms;
+    // Digits past a double's range still say "much later", never "no hint" (which would retry sooner).
+    return ms === Infinity ? Number.MAX_SAFE_INTEGER : ms;
   }
   const at = parseHttpDate(text, nowEpochMs);
   return at === undefined ? undefined : Math.max(0, at - nowEpochMs);

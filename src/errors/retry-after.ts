@@ -24,5 +24,6 @@ export function retryAfterHeader(
   requireNumber('retryAfterHeader', 'fallbackMs', fallbackMs, { min: 0 });
   const ms = typeof hint === 'number' ? hint : hint?.retryAfterMs;
   const usable = typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 ? ms : fallbackMs;
-  return String(Math.max(1, Math.ceil(usable / 1_000)));
+  // Capped so that String() prints digits (past 1e21 it prints an exponent, which is no delay-seconds).
+  return String(Math.max(1, Math.ceil(Math.min(usable, Number.MAX_SAFE_INTEGER) / 1_000)));
 }

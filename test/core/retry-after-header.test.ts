@@ -35,4 +35,10 @@ describe('retryAfterHeader', () => {
   it('writes what parseRetryAfter reads back, rounded up to the second', () => {
     expect(parseRetryAfter(retryAfterHeader(2_300))).toBe(3_000);
   });
+
+  it('writes digits for a hint too long for them, never an exponent', () => {
+    expect(String(1e30 / 1_000)).toBe('1e+27'); // what an uncapped header would have said
+    expect(retryAfterHeader(1e30)).toMatch(/^[0-9]+$/);
+    expect(retryAfterHeader(1e30)).toBe(String(Math.ceil(Number.MAX_SAFE_INTEGER / 1_000)));
+  });
 });
