@@ -215,15 +215,16 @@ async function waitInQueue<T>(
   try {
     permit = await plan.limiter!.acquire(signal, deadlineAt, timeoutMs);
   } catch (error) {
-    const cancelled = signal !== undefined && readAborted(signal);
+    const reason = isLimitExceededError(error)
+      ? 'shed'
+      : isTimeoutError(error) && error.queued
+        ? 'queue-timeout'
+        : undefined;
+    // Our refusal stands even when the caller aborted after it, in the same tick: the caller gets the refusal.
+    const cancelled = reason === undefined && signal !== undefined && readAborted(signal);
     plan.breaker?.settle(ticket, cancelled ? CANCELLED : REJECTED);
-    if (!cancelled && listened(plan)) {
-      const reason = isLimitExceededError(error)
-        ? 'shed'
-        : isTimeoutError(error) && error.queued
-          ? 'queue-timeout'
-          : undefined;
-      if (reason !== undefined) refused(plan, 'limiter', reason, error, options, plan.clock.now() - startedAt);
+    if (reason !== undefined && listened(plan)) {
+      refused(plan, 'limiter', reason, error, options, plan.clock.now() - startedAt);
     }
     throw error;
   }

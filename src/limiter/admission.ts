@@ -128,6 +128,17 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       this.queueTimeouts++;
       return Promise.reject(new TimeoutError({ timeoutMs: budgetMs, queued: true }));
     }
+    // Where an arrival may be shed, the dead must hold no places. LIFO serves the oldest last, so a live old waiter
+    // hides dead younger ones from afterSlotChange's sweep of the oldest end (FIFO meets each at its turn).
+    const queue = this.queue;
+    if (
+      queue !== undefined &&
+      queue.order === 'lifo' &&
+      queue.size !== 0 &&
+      this.inflightCount + queue.size >= this.queueing!.initialFactor * this.limitNow
+    ) {
+      this.sweepGone(now);
+    }
     if (mustShed(this.queueing, this.limitNow, this.inflightCount + this.queued, this.random)) {
       this.shedCount++;
       return Promise.reject(this.limitExceeded(now));
@@ -212,6 +223,14 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   /** @internal */
   claim(waiter: Waiter): Permit {
     if (waiter.state !== HANDED) throw waiter.failure;
+    // A deadline can pass between the hand-off and this continuation (a busy event loop): the slot goes back and the
+    // call is a queue timeout, counted as one, as if its timer had fired first.
+    const now = this.clock.now();
+    if (waiter.deadlineAt <= now) {
+      this.takeBack(waiter, this.goneReason(waiter, now));
+      this.afterSlotChange(now);
+      throw waiter.failure;
+    }
     this.handed!.remove(waiter);
     waiter.state = CLAIMED;
     disarm(this.clock, waiter);
@@ -262,6 +281,8 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   /** @internal Admission's counters, for the snapshot. */
   counters(): AdmissionCounters {
     return {
+      // Monotonic, as a counter must be: a slot handed to a waiter that left before claiming it stays counted here
+      // (and in timedOutInQueue or abandonedInQueue).
       admitted: this.admittedCount,
       shed: this.shedCount,
       timedOutInQueue: this.queueTimeouts,
@@ -299,6 +320,19 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       // Out of budget (or gone): a slot would buy it nothing, so it leaves without one.
       if (isGone(waiter, now)) this.leave(waiter, this.goneReason(waiter, now));
       else this.handOff(waiter);
+    }
+  }
+
+  /** Takes every gone waiter out of the queue, wherever it sits. O(queue), bounded by maxFactor x the limit. */
+  private sweepGone(now: number): void {
+    const queue = this.queue!;
+    for (let waiter = queue.peekOldest(); waiter !== undefined; ) {
+      const next = queue.after(waiter);
+      if (isGone(waiter, now)) {
+        queue.remove(waiter);
+        this.leave(waiter, this.goneReason(waiter, now));
+      }
+      waiter = next;
     }
   }
 

@@ -134,7 +134,7 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   }
 
   /**
-   * Sets the limit by hand (clamped to minLimit..maxLimit) for every caller at once; the control loop carries on from
+   * Sets the limit by hand (whole calls, clamped to minLimit..maxLimit) for every caller at once; the control loop carries on from
    * it. A higher limit admits waiters at once; a lower one admits nobody new until in-flight falls under it. Returns
    * the limit now in force.
    */
@@ -145,7 +145,8 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
       }`;
       throw typeof limit === 'number' ? new RangeError(message) : new TypeError(message);
     }
-    return super.resize(limit);
+    // Whole calls: a fraction would leave 'fixed' alternating between its neighbours at every window.
+    return super.resize(Math.floor(limit));
   }
 
   /**

@@ -271,6 +271,22 @@ describe('per-call events: a refused call', () => {
     expect(fromPipeline).toHaveLength(1);
   });
 
+  it('reports a shed even when the caller aborts in the same tick, after the limiter refused', async () => {
+    const clock = new FakeClock();
+    const quota = limiter({ clock, initialLimit: 1, minLimit: 1, queueing: false });
+    const { events, listener } = heard<RefusalEvent>();
+    quota.onRefuse(listener);
+    const held = quota.tryAcquire()!;
+    const controller = new AbortController();
+    const pending = quota.execute(() => 'never', { signal: controller.signal }).catch((e: unknown) => e);
+    controller.abort(new Error('caller left'));
+    const error = await pending;
+    held.settle({ verdict: 'ok', latencyMs: 1 });
+    expect(isLimitExceededError(error)).toBe(true);
+    expect(events.map((r) => [r.reason, r.error])).toEqual([['shed', error]]);
+    expect(quota.snapshot().shed).toBe(1);
+  });
+
   it('says queue-timeout, with the time queued, when the whole budget went on waiting', async () => {
     const clock = new FakeClock();
     const quota = limiter({ clock, initialLimit: 1, minLimit: 1 });

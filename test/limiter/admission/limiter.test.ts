@@ -213,6 +213,21 @@ describe('live resize of a shared limiter', () => {
     expect(l.inflight).toBe(6);
   });
 
+  it('sets whole calls: a fraction is rounded down, and fixed then stays there window after window', () => {
+    const clock = new FakeClock();
+    const l = limiter({ algorithm: 'fixed', initialLimit: 4, clock });
+    expect(l.resize(3.5)).toBe(3);
+    const changes: LimitChange[] = [];
+    l.onLimitChange((change) => changes.push(change));
+    for (let i = 0; i < 3_000; i++) {
+      const permit = l.tryAcquire()!;
+      clock.advance(10);
+      permit.settle({ verdict: 'ok', latencyMs: 10 });
+    }
+    expect(changes).toEqual([]);
+    expect(l.limit).toBe(3);
+  });
+
   it('clamps to the guardrails and announces the change to limit listeners', () => {
     const clock = new FakeClock();
     const l = limiter({ algorithm: 'fixed', initialLimit: 10, minLimit: 2, maxLimit: 50, clock });

@@ -166,6 +166,45 @@ describe('waking a waiter', () => {
     expect(admission.queued).toBe(1);
   });
 
+  it('sweeps, in lifo order, a dead waiter behind a live older one before an arrival could be shed for its place', async () => {
+    const { c, clock } = deadClock();
+    // limit 2: from 4 running + waiting an arrival may be shed, from 6 every one is
+    const { admission } = harness({ limit: 2, queueOrder: 'lifo', clock, random: () => 0 });
+    fill(admission, 2);
+    const live = enqueue(admission, { deadlineAt: 60_000, timeoutMs: 60_000 });
+    const ghost = enqueue(admission, { deadlineAt: 100, timeoutMs: 100 }); // its request is gone: no timer fires
+    const young = enqueue(admission, { deadlineAt: 60_000, timeoutMs: 60_000 });
+    c.now = 200;
+    // 5 running + waiting would shed this arrival (coin 0 < 1/2); 4, without the ghost, takes it
+    const arrival = enqueue(admission, { deadlineAt: 60_000, timeoutMs: 60_000 });
+    await flush();
+    expect([live, ghost, young, arrival].map((w) => w.outcome.status)).toEqual([
+      'pending',
+      'refused',
+      'pending',
+      'pending',
+    ]);
+    expect(admission.queued).toBe(3);
+    expect(admission.counters()).toMatchObject({ shed: 0, timedOutInQueue: 1 });
+  });
+
+  it('refuses a claim made after the deadline (a busy event loop), counts it, and passes the slot on', async () => {
+    const { c, clock } = deadClock(); // the stall: time passes, and no timer gets to run
+    const { admission } = harness({ limit: 1, clock });
+    const [running] = fill(admission, 1);
+    const late = enqueue(admission, { deadlineAt: 100, timeoutMs: 100 });
+    const next = enqueue(admission, { deadlineAt: 1_000, timeoutMs: 1_000 });
+    c.now = 50;
+    running!.settle(OK); // handed to `late`, whose continuation runs only once the loop is free again
+    c.now = 130;
+    await flush();
+    expect(late.outcome.status).toBe('refused');
+    expect(((late.outcome as { error: unknown }).error as TimeoutError).queued).toBe(true);
+    expect(next.outcome.status).toBe('admitted');
+    expect(admission.inflight).toBe(1);
+    expect(admission.counters()).toMatchObject({ admitted: 3, timedOutInQueue: 1 }); // the handed slot counts
+  });
+
   it('beats until the deadline is under a second away, then times out exactly at the deadline', async () => {
     const { admission, clock } = harness({ limit: 1 });
     fill(admission, 1);

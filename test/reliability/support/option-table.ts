@@ -444,7 +444,7 @@ export function renderOptionsDoc(): string {
     '',
     '## Methods that take numbers',
     '',
-    '- `limiter.resize(limit)`: a number in [1, Infinity), clamped into [minLimit, maxLimit]; otherwise a `RangeError` (a number) or `TypeError` (anything else).',
+    '- `limiter.resize(limit)`: a number in [1, Infinity), rounded down to whole calls and clamped into [minLimit, maxLimit]; otherwise a `RangeError` (a number) or `TypeError` (anything else).',
     '- `execute(fn, { timeoutMs })`: a number in (0, Infinity]; otherwise the call is rejected with a `RangeError` (it does not throw synchronously).',
     '',
   );
