@@ -423,19 +423,10 @@ export class CircuitBreaker implements Policy<BreakerSnapshot>, BreakerPort {
     this.lastReason = reason;
     const events = this.stateEvents;
     if (events === undefined) return;
-    const specific =
-      to === 'open'
-        ? events.opened
-        : to === 'half-open'
-          ? events.halfOpened
-          : to === 'closed'
-            ? events.closed
-            : undefined;
+    const specific = events.channelFor(to);
     // No listener, no event object: a breaker nobody watches allocates nothing here.
     if (events.any.size === 0 && (specific === undefined || specific.size === 0)) return;
-    const event: BreakerStateChange = { from, to, reason, at: now };
-    events.any.emit(event);
-    specific?.emit(event);
+    events.deliver({ from, to, reason, at: now });
   }
 
   private restoreFrom(saved: PersistedBreakerState, now: number): void {
@@ -469,6 +460,37 @@ class StateEvents {
   readonly opened = new EventChannel<BreakerStateChange>();
   readonly halfOpened = new EventChannel<BreakerStateChange>();
   readonly closed = new EventChannel<BreakerStateChange>();
+  /** Changes a listener made while the others were still hearing one (a reset() from onOpen). */
+  private pending: BreakerStateChange[] | undefined = undefined;
+  private delivering = false;
+
+  channelFor(to: CircuitState): EventChannel<BreakerStateChange> | undefined {
+    return to === 'open'
+      ? this.opened
+      : to === 'half-open'
+        ? this.halfOpened
+        : to === 'closed'
+          ? this.closed
+          : undefined;
+  }
+
+  /** Every listener hears the changes in the order they happened, the later ones after the earlier one's delivery. */
+  deliver(event: BreakerStateChange): void {
+    if (this.delivering) {
+      this.pending ??= [];
+      this.pending.push(event);
+      return;
+    }
+    this.delivering = true;
+    try {
+      for (let next: BreakerStateChange | undefined = event; next !== undefined; next = this.pending?.shift()) {
+        this.any.emit(next);
+        this.channelFor(next.to)?.emit(next);
+      }
+    } finally {
+      this.delivering = false;
+    }
+  }
 }
 
 /** A circuit breaker with the defaults in ADR-0024 and docs/breaker.md; every option is optional. */

@@ -47,7 +47,8 @@ export function parsePersistedState(value: unknown): PersistedBreakerState {
   }
   // `null` as the fallback: a missing state is refused like a wrong one (choiceOption names the choices).
   const state = choiceOption<CircuitState>(OWNER, 'restore.state', saved.state ?? null, 'closed', CIRCUIT_STATES);
-  const count = { min: 0, integer: true };
+  // The window counts in 32-bit cells (rolling-window.ts): more would wrap there, and never age out of the totals.
+  const count = { min: 0, integer: true, max: 0xffff_ffff };
   const duration = { min: 0 };
   const savedAt = requireNumber(OWNER, 'restore.savedAt', saved.savedAt, {});
   const openForMs = requireNumber(OWNER, 'restore.openForMs', saved.openForMs, duration);
@@ -73,6 +74,13 @@ export function parsePersistedState(value: unknown): PersistedBreakerState {
     const slowCalls = requireNumber(OWNER, `${name}[3]`, bucket[3], { ...count, max: calls });
     return [ageMs, calls, failures, slowCalls];
   });
+  // Restored buckets may share a cell (rolling-window.ts `add`): their sum must fit one too.
+  const total = buckets.reduce((sum, bucket) => sum + bucket[1], 0);
+  if (total > 0xffff_ffff) {
+    throw new RangeError(
+      `resilix: breaker option "restore.buckets" must hold at most ${0xffff_ffff} calls in all; received ${total}`,
+    );
+  }
   return { version: 1, state, savedAt, openForMs, backoffLevel, opens, consecutiveFailures, windowAgeMs, buckets };
 }
 

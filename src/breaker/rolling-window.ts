@@ -110,7 +110,8 @@ export class RollingWindow {
       const calls = this.counts[index]!;
       if (calls === 0) continue;
       const startMs = this.headStartMs - back * this.bucketMs;
-      visit(nowMs - startMs, calls, this.counts[this.size + index]!, this.counts[2 * this.size + index]!);
+      // Not below 0: with a fractional bucketMs, headStartMs can round a hair past nowMs, and a restore refuses a negative age.
+      visit(Math.max(0, nowMs - startMs), calls, this.counts[this.size + index]!, this.counts[2 * this.size + index]!);
     }
   }
 

@@ -172,6 +172,21 @@ describe('events', () => {
     expect(transitions(r.changes)).toEqual(['closed>open:consecutive-failures', 'open>closed:manual']);
   });
 
+  it('tells every channel the changes in the order they happened when a listener resets from onStateChange', () => {
+    const r = rig({ consecutiveFailures: 1 }); // the rig's own onStateChange listener comes first
+    const heard: string[] = [];
+    r.b.onStateChange((e) => {
+      if (e.to === 'open') r.b.reset();
+    });
+    r.b.onStateChange((e) => heard.push(`any ${e.from}>${e.to}`));
+    r.b.onOpen((e) => heard.push(`onOpen ${e.from}>${e.to}`));
+    r.b.onClose((e) => heard.push(`onClose ${e.from}>${e.to}`));
+    r.call('failure');
+    expect(r.b.state).toBe('closed');
+    expect(heard).toEqual(['any closed>open', 'onOpen closed>open', 'any open>closed', 'onClose open>closed']);
+    expect(transitions(r.changes)).toEqual(['closed>open:consecutive-failures', 'open>closed:manual']);
+  });
+
   it('lets a listener isolate the breaker while it turns half-open: the arriving call is refused', () => {
     const r = rig({ consecutiveFailures: 1 });
     r.call('failure');

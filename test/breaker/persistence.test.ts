@@ -183,6 +183,17 @@ describe('restoring a saved breaker', () => {
     expect(b.snapshot()).toMatchObject({ samples: 6, failures: 6 });
   });
 
+  it('restores what it saved when bucket starts round past the clock (a fractional bucketMs)', () => {
+    let t = 298.59265495442156;
+    const options = { windowMs: 1_000, buckets: 3, clock: { now: () => t }, wallClock: () => 1e6 };
+    const b = breaker(options);
+    t = 3298.592654954421; // the start plus 9 buckets of 333.33 ms, rounded
+    b.settle(b.admit(), { verdict: 'ok', latencyMs: 1 });
+    const saved = JSON.parse(JSON.stringify(b)) as PersistedBreakerState;
+    expect(saved.buckets.every(([ageMs]) => ageMs >= 0)).toBe(true);
+    expect(breaker({ ...options, restore: saved }).snapshot().samples).toBe(1);
+  });
+
   it('is the same through CircuitBreaker.restore(saved, options)', () => {
     const r = persistRig();
     r.calls(10, 'failure');
@@ -236,6 +247,24 @@ describe('a malformed saved state', () => {
       /"restore.buckets\[0\]\[2\]" must be an integer in \[0, 1\]; received 2/,
     ],
     ['a string count', (s) => ({ ...s, buckets: [[0, '3', 0, 0]] }), TypeError, /"restore.buckets\[0\]\[1\]"/],
+    [
+      'a count past a 32-bit cell (it would wrap there and never age out)',
+      (s) => ({ ...s, buckets: [[0, 2 ** 32, 2 ** 32, 0]] }),
+      RangeError,
+      /"restore.buckets\[0\]\[1\]" must be an integer in \[0, 4294967295\]; received 4294967296/,
+    ],
+    [
+      'counts that sum past one cell',
+      (s) => ({
+        ...s,
+        buckets: [
+          [0, 2 ** 31, 0, 0],
+          [1, 2 ** 31, 0, 0],
+        ],
+      }),
+      RangeError,
+      /"restore.buckets" must hold at most 4294967295 calls in all; received 4294967296/,
+    ],
   ])('is refused when it is %s', (_name, mutate, type, message) => {
     const attempt = (): unknown =>
       breaker({ clock: new FakeClock(), restore: mutate(good()) as PersistedBreakerState });
