@@ -48,18 +48,29 @@ export function streamingClient(upstream: Executor, options: StreamingClientOpti
           body: JSON.stringify({ prompt, stream: true }),
           signal: ctx.signal, // our deadline and the caller's abort both stop the stream
         });
-        // Not a stream: throw with the status, so a 429/503 teaches the limiter "overload".
-        if (!response.ok || response.body === null) throw new UpstreamStatusError(response.status, response.headers);
+        // Not a stream: throw with the status, so a 429/503 teaches the limiter "overload". The body
+        // is cancelled first: left open, its connection would outlive the slot the call gives back.
+        if (!response.ok || response.body === null) {
+          await response.body?.cancel().catch(() => {});
+          throw new UpstreamStatusError(response.status, response.headers);
+        }
         const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
         let text = '';
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          if (value === '') continue;
-          // HERE: the first token. The latency sample ends now; the slot stays held until the end.
-          ctx.mark();
-          text += value;
-          onToken(value);
+        try {
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            if (value === '') continue;
+            // HERE: the first token. The latency sample ends now; the slot stays held until the end.
+            ctx.mark();
+            text += value;
+            onToken(value);
+          }
+        } catch (error) {
+          // onToken threw, or the read failed: stop the stream, or the upstream would go on
+          // generating (and billing) for a call the limiter no longer counts.
+          await reader.cancel(error).catch(() => {});
+          throw error;
         }
         return text;
       },

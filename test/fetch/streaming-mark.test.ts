@@ -80,6 +80,44 @@ describe('the streaming example (examples/streaming-mark.ts)', () => {
     expect(spy.observations[0]).toMatchObject({ verdict: 'overload', retryAfterMs: 3000 });
   });
 
+  it('cancels the upstream stream when onToken throws, as the slot is given back', async () => {
+    const spy = spyPolicy(new FakeClock());
+    let cancelled: unknown;
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => c.enqueue(new TextEncoder().encode('tok')),
+      cancel: (reason) => {
+        cancelled = reason;
+      },
+    });
+    const complete = streamingClient(pipeline(spy), {
+      url: 'https://llm.example.com/v1/complete',
+      fetch: () => Promise.resolve(new Response(body)),
+    });
+    const bug = new Error('onToken broke');
+    await expect(
+      complete('hello', () => {
+        throw bug;
+      }),
+    ).rejects.toBe(bug);
+    expect(cancelled).toBe(bug);
+    expect(spy.observations).toHaveLength(1);
+  });
+
+  it('cancels the body of an answer that is not a stream before it throws', async () => {
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      cancel: () => {
+        cancelled = true;
+      },
+    });
+    const complete = streamingClient(pipeline(spyPolicy(new FakeClock())), {
+      url: 'https://llm.example.com/v1/complete',
+      fetch: () => Promise.resolve(new Response(body, { status: 503 })),
+    });
+    await expect(complete('hello', () => {})).rejects.toBeInstanceOf(UpstreamStatusError);
+    expect(cancelled).toBe(true);
+  });
+
   it('sends the call signal with the request, so an abort stops the stream', async () => {
     const spy = spyPolicy(new FakeClock());
     let sent: RequestInit | undefined;
