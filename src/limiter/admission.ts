@@ -8,7 +8,7 @@ import type { LimitChange, LimitController } from './controller';
 import { PooledPermit, type PermitOwner } from './permit';
 import { mustShed, type QueueingConfig } from './queue-zones';
 import { DRAIN_WINDOW_MS, retryHintMs, smoothDrainRate } from './retry-hint';
-import { arm, CLAIMED, disarm, HANDED, isGone, LEFT, QUEUED, Waiter, type WaiterHost } from './waiter';
+import { arm, CLAIMED, disarm, HANDED, isGone, LEFT, mayBeGoneAt, QUEUED, Waiter, type WaiterHost } from './waiter';
 import { WaitQueue, type QueueOrder } from './wait-queue';
 
 export type { QueueingConfig } from './queue-zones';
@@ -62,6 +62,8 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   private admittedCount = 0;
   /** Handed slots taken back unused: admitted, never settled (for the drain count). */
   private takenBack = 0;
+  /** No queued waiter can be gone before this (deadlines and heartbeats only move later): when a sweep may find one. */
+  private nextGoneAt = Infinity;
   private shedCount = 0;
   private queueTimeouts = 0;
   private queueAborts = 0;
@@ -128,12 +130,13 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       this.queueTimeouts++;
       return Promise.reject(new TimeoutError({ timeoutMs: budgetMs, queued: true }));
     }
-    // Where an arrival may be shed, the dead must hold no places. LIFO serves the oldest last, so a live old waiter
-    // hides dead younger ones from afterSlotChange's sweep of the oldest end (FIFO meets each at its turn).
+    // Where an arrival may be shed, the dead must hold no places: a live waiter nearer the served end hides dead ones
+    // behind it from afterSlotChange's sweep of the oldest end. Swept only once one may be gone (nextGoneAt), so an
+    // overload of live waiters does not walk the queue at every arrival.
     const queue = this.queue;
     if (
       queue !== undefined &&
-      queue.order === 'lifo' &&
+      now >= this.nextGoneAt &&
       queue.size !== 0 &&
       this.inflightCount + queue.size >= this.queueing!.initialFactor * this.limitNow
     ) {
@@ -153,6 +156,8 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       this.handed = new WaitQueue<Waiter>('fifo');
     }
     this.queue.push(waiter);
+    const goneFrom = mayBeGoneAt(waiter);
+    if (goneFrom < this.nextGoneAt) this.nextGoneAt = goneFrom;
     try {
       arm(this.clock, waiter, now);
       signal?.addEventListener('abort', waiter.onAbort);
@@ -323,17 +328,22 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     }
   }
 
-  /** Takes every gone waiter out of the queue, wherever it sits. O(queue), bounded by maxFactor x the limit. */
+  /** Takes every gone waiter out of the queue, wherever it sits, and finds when the next may be gone. O(queue). */
   private sweepGone(now: number): void {
     const queue = this.queue!;
+    let nextGoneAt = Infinity;
     for (let waiter = queue.peekOldest(); waiter !== undefined; ) {
       const next = queue.after(waiter);
       if (isGone(waiter, now)) {
         queue.remove(waiter);
         this.leave(waiter, this.goneReason(waiter, now));
+      } else {
+        const goneFrom = mayBeGoneAt(waiter);
+        if (goneFrom < nextGoneAt) nextGoneAt = goneFrom;
       }
       waiter = next;
     }
+    this.nextGoneAt = nextGoneAt;
   }
 
   /** Why a gone waiter leaves; counts it. */

@@ -69,6 +69,12 @@ export function arm(clock: ResolvedClock, waiter: Waiter, now: number): void {
   waiter.hasTimer = true;
 }
 
+/** The earliest `isGone` can hold, as things stand: its deadline, or STALE_AFTER_MS after its last beat. */
+export function mayBeGoneAt(waiter: Waiter): number {
+  const staleAt = waiter.beatAt + STALE_AFTER_MS;
+  return waiter.deadlineAt < staleAt ? waiter.deadlineAt : staleAt;
+}
+
 /** Past its deadline, or its heartbeat silent for STALE_AFTER_MS (its request is gone). */
 export function isGone(waiter: Waiter, now: number): boolean {
   return waiter.deadlineAt <= now || now - waiter.beatAt >= STALE_AFTER_MS;

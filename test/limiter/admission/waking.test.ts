@@ -166,27 +166,30 @@ describe('waking a waiter', () => {
     expect(admission.queued).toBe(1);
   });
 
-  it('sweeps, in lifo order, a dead waiter behind a live older one before an arrival could be shed for its place', async () => {
-    const { c, clock } = deadClock();
-    // limit 2: from 4 running + waiting an arrival may be shed, from 6 every one is
-    const { admission } = harness({ limit: 2, queueOrder: 'lifo', clock, random: () => 0 });
-    fill(admission, 2);
-    const live = enqueue(admission, { deadlineAt: 60_000, timeoutMs: 60_000 });
-    const ghost = enqueue(admission, { deadlineAt: 100, timeoutMs: 100 }); // its request is gone: no timer fires
-    const young = enqueue(admission, { deadlineAt: 60_000, timeoutMs: 60_000 });
-    c.now = 200;
-    // 5 running + waiting would shed this arrival (coin 0 < 1/2); 4, without the ghost, takes it
-    const arrival = enqueue(admission, { deadlineAt: 60_000, timeoutMs: 60_000 });
-    await flush();
-    expect([live, ghost, young, arrival].map((w) => w.outcome.status)).toEqual([
-      'pending',
-      'refused',
-      'pending',
-      'pending',
-    ]);
-    expect(admission.queued).toBe(3);
-    expect(admission.counters()).toMatchObject({ shed: 0, timedOutInQueue: 1 });
-  });
+  it.each(['lifo', 'fifo'] as const)(
+    'sweeps (%s) a dead waiter behind a live one before an arrival could be shed for its place',
+    async (queueOrder) => {
+      const { c, clock } = deadClock();
+      // limit 2: from 4 running + waiting an arrival may be shed, from 6 every one is
+      const { admission } = harness({ limit: 2, queueOrder, clock, random: () => 0 });
+      fill(admission, 2);
+      const live = enqueue(admission, { deadlineAt: 60_000, timeoutMs: 60_000 });
+      const ghost = enqueue(admission, { deadlineAt: 100, timeoutMs: 100 }); // its request is gone: no timer fires
+      const young = enqueue(admission, { deadlineAt: 60_000, timeoutMs: 60_000 });
+      c.now = 200;
+      // 5 running + waiting would shed this arrival (coin 0 < 1/2); 4, without the ghost, takes it
+      const arrival = enqueue(admission, { deadlineAt: 60_000, timeoutMs: 60_000 });
+      await flush();
+      expect([live, ghost, young, arrival].map((w) => w.outcome.status)).toEqual([
+        'pending',
+        'refused',
+        'pending',
+        'pending',
+      ]);
+      expect(admission.queued).toBe(3);
+      expect(admission.counters()).toMatchObject({ shed: 0, timedOutInQueue: 1 });
+    },
+  );
 
   it('refuses a claim made after the deadline (a busy event loop), counts it, and passes the slot on', async () => {
     const { c, clock } = deadClock(); // the stall: time passes, and no timer gets to run
