@@ -194,28 +194,28 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
       return Promise.reject(new TypeError(`resilix: execute(fn) needs a function; received ${typeof fn}`));
     }
     // The options are checked before the first attempt, as the call runner checks them: a bad
-    // option is the caller's error, refused once, never an attempt's failure to retry.
-    let invalid: Error | undefined;
-    try {
-      invalid = executeOptionsError(options);
-    } catch (error) {
-      return Promise.reject(error); // a getter of the caller's that throws
-    }
-    if (invalid !== undefined) return Promise.reject(invalid);
-    const signal = options?.signal ?? undefined;
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    const requested = options?.timeoutMs;
-    const attemptMs = plan.timeout?.timeoutMs;
+    // option is the caller's error, refused once, never an attempt's failure to retry. Every read
+    // of the caller's objects is in the try: a getter that throws rejects the call, never throws.
     let first = options;
     // Read only when the call has a budget of its own (else NaN): one without reads no clock here.
     let startedAt = NaN;
-    if (requested !== undefined) {
-      if (requested !== Infinity) startedAt = this.clock.now();
-      // The caller's timeoutMs is the whole call's; the first attempt gets the shorter of it and the
-      // timeout policy's (an Infinity would otherwise switch the policy's deadline off).
-      if (requested === Infinity || (attemptMs !== undefined && attemptMs < requested)) {
-        first = attemptOptions(options!, options!.attempt ?? 1, attemptMs);
+    try {
+      const invalid = executeOptionsError(options);
+      if (invalid !== undefined) return Promise.reject(invalid);
+      const signal = options?.signal ?? undefined;
+      if (signal?.aborted) return Promise.reject(signal.reason);
+      const requested = options?.timeoutMs;
+      if (requested !== undefined) {
+        if (requested !== Infinity) startedAt = this.clock.now();
+        // The caller's timeoutMs is the whole call's; the first attempt gets the shorter of it and the
+        // timeout policy's (an Infinity would otherwise switch the policy's deadline off).
+        const attemptMs = plan.timeout?.timeoutMs;
+        if (requested === Infinity || (attemptMs !== undefined && attemptMs < requested)) {
+          first = attemptOptions(options!, options!.attempt ?? 1, attemptMs);
+        }
       }
+    } catch (error) {
+      return Promise.reject(error);
     }
     this.callCount++;
     this.activeCount++;

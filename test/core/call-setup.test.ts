@@ -327,6 +327,19 @@ describe("a caller's signal whose accessors throw (defect 1)", () => {
     expect([l.inflight, bh.active, clock.pendingTimers]).toEqual([0, 0, 0]);
   });
 
+  it.each([0, 1])('rejects, never throws, through retry when aborted throws on read %i', async (after) => {
+    const clock = new FakeClock();
+    const l = fixedLimiter(clock, 2);
+    const p = pipeline(retry({ clock, budget: false }), l, timeout({ timeoutMs: 50, clock }));
+    const { signal } = signalThatThrows('aborted', after);
+    let call: Promise<unknown> | undefined;
+    expect(() => {
+      call = p.execute(() => 'x', { signal });
+    }).not.toThrow();
+    await expect(call).rejects.toThrow('aborted broke');
+    expect([l.inflight, clock.pendingTimers]).toEqual([0, 0]);
+  });
+
   it('does not crash at the deadline when removeEventListener throws, and frees the slots when the work ends', async () => {
     const clock = new FakeClock();
     const l = fixedLimiter(clock, 2);

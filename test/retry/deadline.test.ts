@@ -237,6 +237,7 @@ describe('a backoff wait past one timer’s reach', () => {
     await flush();
     clock.advance(2_147_483_647); // the first step ran out; the second is armed
     await flush();
+    expect(clock.armed).toEqual([2_147_483_647, 30 * 86_400_000 - 2_147_483_647]);
     expect(clock.pendingTimers).toBe(1);
     const reason = new Error('caller left');
     controller.abort(reason);
