@@ -259,7 +259,6 @@ export class KeyRegistry<V extends Executor = Executor> {
       const shown = key.length > 100 ? `${key.slice(0, 100)}...` : key;
       throw executorError(`create(${JSON.stringify(shown)})`, value);
     }
-    this.createdCount++;
     // create ran our caller's code: a call it started through a value it held may have made the
     // chosen key busy, and a busy key is never evicted.
     if (victim !== undefined && isEntryBusy(victim)) {
@@ -270,6 +269,7 @@ export class KeyRegistry<V extends Executor = Executor> {
         throw new TooManyKeysError({ maxKeys: this.maxKeys, key });
       }
     }
+    this.createdCount++;
     if (victim !== undefined) {
       this.drop(victim);
       this.evictionCount++;

@@ -359,6 +359,21 @@ describe('KeyRegistry: create', () => {
     held.inflight = 0;
   });
 
+  it('refuses the new key, as when full, when create made the only idle key busy; the value made is not counted', () => {
+    const held = new CountingExecutor();
+    const registry = new KeyRegistry<Executor>({
+      maxKeys: 1,
+      create: (key) => {
+        if (key === 'b') held.inflight = 1;
+        return key === 'a' ? held : silent();
+      },
+    });
+    registry.get('a');
+    expect(() => registry.get('b')).toThrow(TooManyKeysError);
+    expect(registry.keys()).toEqual(['a']);
+    expect(registry.snapshot()).toMatchObject({ size: 1, created: 1, evictions: 0, overflows: 1 });
+  });
+
   it('refuses a key that is not a string', () => {
     const registry = new KeyRegistry({ create: silent });
     expect(() => registry.get(42 as never)).toThrow('resilix: a KeyRegistry key must be a string; received number');
