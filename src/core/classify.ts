@@ -55,8 +55,9 @@ export function parseRetryAfter(
   const text = header.trim();
   if (DELAY_SECONDS.test(text)) {
     const ms = Number(text) * 1000;
-    // Digits past a double's range still say "much later", never "no hint" (which would retry sooner).
-    return ms === Infinity ? Number.MAX_SAFE_INTEGER : ms;
+    // Capped, not dropped: digits past the cap (or a double's range) still say "much later", never
+    // "no hint" (which would retry sooner), and more digits never mean a shorter wait.
+    return ms > Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : ms;
   }
   const at = parseHttpDate(text, nowEpochMs);
   return at === undefined ? undefined : Math.max(0, at - nowEpochMs);

@@ -114,6 +114,8 @@ describe('Retry-After, as RFC 9110 §10.2.3 defines it (issue 15, defect 8)', ()
 
   it('reads a delay too long for a double as the longest it can say, not as no hint (which would retry sooner)', () => {
     expect(parseRetryAfter('9'.repeat(400), now)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(parseRetryAfter('9'.repeat(300), now)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(parseRetryAfter('1'.padEnd(20, '0'), now)).toBe(Number.MAX_SAFE_INTEGER);
     expect(parseRetryAfter('99999999', now)).toBe(99_999_999_000);
   });
 
