@@ -47,8 +47,9 @@ export function parsePersistedState(value: unknown): PersistedBreakerState {
   }
   // `null` as the fallback: a missing state is refused like a wrong one (choiceOption names the choices).
   const state = choiceOption<CircuitState>(OWNER, 'restore.state', saved.state ?? null, 'closed', CIRCUIT_STATES);
+  const count = { min: 0, integer: true };
   // The window counts in 32-bit cells (rolling-window.ts): more would wrap there, and never age out of the totals.
-  const count = { min: 0, integer: true, max: 0xffff_ffff };
+  const cell = { ...count, max: 0xffff_ffff };
   const duration = { min: 0 };
   const savedAt = requireNumber(OWNER, 'restore.savedAt', saved.savedAt, {});
   const openForMs = requireNumber(OWNER, 'restore.openForMs', saved.openForMs, duration);
@@ -69,7 +70,7 @@ export function parsePersistedState(value: unknown): PersistedBreakerState {
       );
     }
     const ageMs = requireNumber(OWNER, `${name}[0]`, bucket[0], duration);
-    const calls = requireNumber(OWNER, `${name}[1]`, bucket[1], count);
+    const calls = requireNumber(OWNER, `${name}[1]`, bucket[1], cell);
     const failures = requireNumber(OWNER, `${name}[2]`, bucket[2], { ...count, max: calls });
     const slowCalls = requireNumber(OWNER, `${name}[3]`, bucket[3], { ...count, max: calls });
     return [ageMs, calls, failures, slowCalls];
