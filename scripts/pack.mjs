@@ -11,7 +11,17 @@
 // packageDir, files }. `--force` packs again even when the cache is current.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -71,9 +81,34 @@ export function pruneUnused(cache, keep, now = Date.now()) {
   for (const name of readdirSync(cache)) {
     const path = join(cache, name);
     if (path === keep || name.endsWith('.lock') || existsSync(`${path}.lock`)) continue;
-    const done = join(path, 'pack.json');
-    const lastUse = statSync(existsSync(done) ? done : path).mtimeMs;
-    if (now - lastUse > PRUNE_UNUSED_MS) rmSync(path, { recursive: true, force: true });
+    const lastUse = lastUseOf(path);
+    // Renamed aside first, so no reader finds a half-deleted entry at its name, and two pruners never
+    // delete one entry twice (the second rename fails and is let be).
+    if (lastUse !== undefined && now - lastUse > PRUNE_UNUSED_MS) {
+      const aside = `${path}.pruned-${process.pid}`;
+      try {
+        renameSync(path, aside);
+      } catch (error) {
+        if (error.code === 'ENOENT') continue;
+        throw error;
+      }
+      rmSync(aside, { recursive: true, force: true });
+    }
+  }
+}
+
+/** When the entry at `path` was last read (its pack.json, or the folder of an unfinished pack); undefined once gone. */
+function lastUseOf(path) {
+  try {
+    return statSync(join(path, 'pack.json')).mtimeMs;
+  } catch (error) {
+    if (error.code !== 'ENOENT') throw error;
+  }
+  try {
+    return statSync(path).mtimeMs;
+  } catch (error) {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
   }
 }
 
@@ -110,19 +145,18 @@ function entry(dir, record) {
 /** The finished entry in `dir`, or undefined (none, or one written in an older format: packed again). */
 function finished(dir) {
   const done = join(dir, 'pack.json');
-  if (!existsSync(done)) return undefined;
-  const record = JSON.parse(readFileSync(done, 'utf8'));
-  if (record.format !== 2) return undefined;
-  // Its modification time records the last use, which pruneUnused reads. An entry pruned between
-  // the read and the stamp (unread for an hour until then) is packed again.
+  // Its modification time records the last use, which pruneUnused reads. The stamp comes first: an
+  // entry pruned before it (unread for an hour until then) is packed again, and one stamped is kept.
   const now = new Date();
+  let record;
   try {
     utimesSync(done, now, now);
+    record = JSON.parse(readFileSync(done, 'utf8'));
   } catch (error) {
     if (error.code === 'ENOENT') return undefined;
     throw error;
   }
-  return entry(dir, record);
+  return record.format === 2 ? entry(dir, record) : undefined;
 }
 
 export function packOnce({ force = false } = {}) {
