@@ -59,7 +59,9 @@ export class EventChannel<T> {
     return subscription(() => {
       if (!active) return;
       active = false;
-      this.listeners = this.listeners.filter((l) => l !== listener);
+      // This subscription's entry only: the same function subscribed twice stays subscribed once.
+      const index = this.listeners.indexOf(listener);
+      this.listeners = [...this.listeners.slice(0, index), ...this.listeners.slice(index + 1)];
     });
   }
 

@@ -14,6 +14,23 @@ async function trip(b: ReturnType<typeof breaker>): Promise<void> {
 }
 
 describe('subscriptions ([Symbol.dispose], for `using`)', () => {
+  it('ends only its own subscription when one function is subscribed twice', async () => {
+    const b = bulkhead({ maxConcurrent: 1 });
+    let heard = 0;
+    const count = (): void => {
+      heard++;
+    };
+    const first = b.onSettle(count);
+    b.onSettle(count);
+    await b.execute(() => 1);
+    expect(heard).toBe(2);
+    first.dispose();
+    first.dispose(); // a second dispose is a no-op, not the other subscription's end
+    heard = 0;
+    await b.execute(() => 1);
+    expect(heard).toBe(1);
+  });
+
   it('stops a breaker listener when the `using` block that holds it ends', async () => {
     const clock = new FakeClock();
     const b = breaker({ clock, minSamples: 2, openMs: 10 });
