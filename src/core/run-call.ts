@@ -304,6 +304,8 @@ class Race<T> {
   /** Timer steps of MAX_TIMER_MS already run out, for a deadline longer than one timer (a small integer). */
   longSteps = 0;
   abortReason: unknown = undefined;
+  /** The deadline or the caller's abort ended the call: its signal is aborted, even one first read after it settled. */
+  aborted = false;
   resolveOuter: ((value: T | PromiseLike<T>) => void) | undefined = undefined;
   rejectOuter: ((reason: unknown) => void) | undefined = undefined;
   /** The listener on the caller's signal, kept to remove it; only when there is a signal. */
@@ -488,7 +490,8 @@ class InFlightCall<T> implements CallContext {
       if (race !== undefined && race.deadlineAt === Infinity && race.callerSignal !== undefined)
         return race.callerSignal;
       this.controller = new AbortController();
-      if (this.state === TIMED_OUT_STATE || this.state === CANCELLED_STATE) this.controller.abort(race!.abortReason);
+      // Not `state`: the settle that follows a deadline or an abort overwrites it.
+      if (race?.aborted) this.controller.abort(race.abortReason);
     }
     return this.controller.signal;
   }
@@ -680,6 +683,7 @@ class InFlightCall<T> implements CallContext {
     this.state = TIMED_OUT_STATE;
     const error = new TimeoutError({ timeoutMs: race.timeoutMs! });
     race.abortReason = error;
+    race.aborted = true;
     this.plan.timeout?.recordTimeout();
     if (race.abortListener !== undefined) this.removeAbortListener(race);
     // The breaker holds no slot, so it learns now: a call that ignores its signal and never
@@ -716,6 +720,7 @@ class InFlightCall<T> implements CallContext {
       reason = error;
     }
     race.abortReason = reason;
+    race.aborted = true;
     if (race.timer !== undefined) this.clearDeadline(race);
     this.controller?.abort(reason);
     this.finishOuter(race, false, reason);

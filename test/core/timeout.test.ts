@@ -28,6 +28,24 @@ describe('the timeout policy', () => {
     expect(t.snapshot().timedOut).toBe(1);
   });
 
+  it('hands work that reads ctx.signal only after the call settled an aborted signal, when the deadline ended it', async () => {
+    const clock = new FakeClock();
+    const t = timeout({ timeoutMs: 100, clock });
+    const work = deferred<number>();
+    let ctx: { signal: AbortSignal } | undefined;
+    const call = t.execute((c) => {
+      ctx = c;
+      return work.promise;
+    });
+    clock.advance(100);
+    const error = await call.catch((e: unknown) => e);
+    expect(isTimeoutError(error)).toBe(true);
+    work.resolve(1); // the detached work ends; the call settles as timed out
+    await flush();
+    expect(ctx!.signal.aborted).toBe(true); // first read now
+    expect(ctx!.signal.reason).toBe(error);
+  });
+
   it('lets a per-call timeoutMs override the policy default', async () => {
     const clock = new FakeClock();
     const t = timeout({ timeoutMs: 1000, clock });
