@@ -17,7 +17,7 @@ export type AlgorithmName = 'vegas' | 'gradient2' | 'aimd' | 'fixed';
  * - guards: 'app-limited' (growth capped by demand), 'failures' (a failure-dominated window does
  *   not grow), 'warming-up' (no baseline yet), 'baseline-raised' (adr/0047: the upstream got
  *   slower; a new slow start follows), 'idle-restart' (adr/0031), 'at-min', 'at-max', 'invalid-step';
- * - 'manual': `resize()` / `setLimit()`.
+ * - 'manual': `resize()`.
  */
 export type LimitChangeReason =
   | 'slow-start'
