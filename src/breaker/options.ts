@@ -5,48 +5,48 @@ import type { PersistedBreakerState } from './persistence';
 
 export interface BreakerOptions {
   /** Opens when failures / calls in the window reach this, in (0, 1]. Default 0.5. */
-  failureRateThreshold?: number;
+  failureRateThreshold?: number | undefined;
   /** Opens when slow calls / calls in the window reach this, in (0, 1]. Default 0.5. */
-  slowCallRateThreshold?: number;
+  slowCallRateThreshold?: number | undefined;
   /**
    * A call whose `latencyMs` exceeds this is slow. Default 10 000. `Infinity` turns slow-call
    * detection off. Streams: call `ctx.mark()` at the first byte or token, or this measures the
    * whole stream.
    */
-  slowCallDurationMs?: number;
+  slowCallDurationMs?: number | undefined;
   /** Calls the window must hold before a rate can open the breaker. Default 20. */
-  minSamples?: number;
+  minSamples?: number | undefined;
   /**
    * The low-traffic floor: once the window has been collecting for its full `windowMs`, a rate
    * may open the breaker with this many calls, if it is convincingly over its threshold (ADR-0021).
    * Default min(5, minSamples); equal to `minSamples` turns the floor off.
    */
-  lowTrafficMinSamples?: number;
+  lowTrafficMinSamples?: number | undefined;
   /** Length of the rolling window; a call is forgotten once it is older than this. Default 60 000. */
-  windowMs?: number;
+  windowMs?: number | undefined;
   /** Buckets the window is cut into (aging happens a bucket at a time). Default 10. */
-  buckets?: number;
+  buckets?: number | undefined;
   /** This many failures in a row open the breaker whatever the volume. Default 10; `Infinity` turns it off. */
-  consecutiveFailures?: number;
+  consecutiveFailures?: number | undefined;
   /** How long the breaker stays open before letting probes through. Default 30 000. */
-  openMs?: number;
+  openMs?: number | undefined;
   /** Each re-open straight from half-open multiplies the open period by this. Default 1 (constant). */
-  backoffMultiplier?: number;
+  backoffMultiplier?: number | undefined;
   /** The ceiling for a backed-off open period. Default max(300 000, openMs). */
-  maxOpenMs?: number;
+  maxOpenMs?: number | undefined;
   /** Probe calls let through in half-open; all must succeed to close it. Default 3. */
-  halfOpenProbes?: number;
+  halfOpenProbes?: number | undefined;
   /** The monotonic clock every state change reads. Default `performance.now`. */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /**
    * Wall-clock milliseconds (epoch), read only by `toJSON()` and by a restore, to measure the time
    * between saving and restoring in another process (ADR-0023). Default `Date.now`.
    */
-  wallClock?: () => number;
+  wallClock?: () => number | undefined;
   /** Classifies calls run through this breaker's own `execute`. */
-  classify?: Classifier;
+  classify?: Classifier | undefined;
   /** State saved by `toJSON()`, to continue from (serverless: one invocation to the next). */
-  restore?: PersistedBreakerState;
+  restore?: PersistedBreakerState | undefined;
 }
 
 /** The validated, fully-defaulted configuration; the hot path reads these fields and never re-checks. */

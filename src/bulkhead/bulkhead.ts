@@ -17,8 +17,8 @@ export interface BulkheadOptions {
    * process's) and nobody else's; the adaptive limiter is the tool for finding it.
    */
   maxConcurrent: number;
-  clock?: Clock;
-  classify?: Classifier;
+  clock?: Clock | undefined;
+  classify?: Classifier | undefined;
 }
 
 export interface BulkheadSnapshot {

@@ -8,7 +8,7 @@ export type Settled<T = unknown> =
 export interface Classification {
   readonly verdict: Verdict;
   /** The upstream's Retry-After, in ms, when it gave one. */
-  readonly retryAfterMs?: number;
+  readonly retryAfterMs?: number | undefined;
 }
 
 /**

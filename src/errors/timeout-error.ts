@@ -4,7 +4,7 @@ export interface TimeoutErrorOptions extends ResilixErrorOptions {
   /** The deadline that passed, in ms from the start of the call. */
   timeoutMs: number;
   /** True when the deadline passed while the call waited in the limiter's queue. */
-  queued?: boolean;
+  queued?: boolean | undefined;
 }
 
 /** The call's deadline passed. When `queued` is true the upstream never saw the call. */

@@ -22,20 +22,20 @@ export interface ResilientFetchOptions {
    * polyfill or the Workers runtime's own fetch is used). It is called as a plain function; for a
    * Workers service binding pass `(input, init) => env.API.fetch(input, init)`.
    */
-  fetch?: FetchFunction;
+  fetch?: FetchFunction | undefined;
   /**
    * The key of each request; giving it makes `target` a registry (`execute(key, fn, options)`).
    * A `KeyRegistry` needs none: it is keyed by `originKey` (`https://api.example.com:8443`), i.e.
    * one pipeline per upstream host.
    */
-  key?: RequestKey;
+  key?: RequestKey | undefined;
   /**
    * Budget for each request up to its response headers, in ms, queueing included. Overrides the
    * pipeline's timeout policy; the body is not covered (see docs/fetch.md).
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Classifies each response or error; default: `defaultClassify` (status codes, Retry-After). */
-  classify?: Classifier;
+  classify?: Classifier | undefined;
 }
 
 /**

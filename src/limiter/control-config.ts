@@ -13,62 +13,65 @@ export interface ControlOptions {
    * 'vegas' (default: Uber and Netflix both chose it for this problem, spec §4.1), 'gradient2'
    * (spec §4.2), 'aimd' (error-driven, opt-in only, spec §4.3) or 'fixed' (initialLimit, always).
    */
-  algorithm?: AlgorithmName;
+  algorithm?: AlgorithmName | undefined;
   /**
    * The limit before any evidence, where the slow start begins. Default 1, ours (adr/0045): at one
    * call in flight nothing of ours queues, so the first latency is a no-load one; the slow start
    * (RFC 5681) doubles per round trip from there, reaching 100 in ~7 round trips.
    */
-  initialLimit?: number;
+  initialLimit?: number | undefined;
   /**
    * The floor. Default min(1, initialLimit), ours (adr/0045; spec §6 guessed 4): a floor above a
    * small upstream's knee (2-3 for a 2-core database) holds a queue there forever, while one call
    * in flight keeps recovery observable.
    */
-  minLimit?: number;
+  minLimit?: number | undefined;
   /** The ceiling. Default 200: Netflix Gradient2Limit. */
-  maxLimit?: number;
+  maxLimit?: number | undefined;
   /** How often, at most, a settle checks whether the window may close (no timers). Default 100 ms: Envoy's. */
-  updateIntervalMs?: number;
+  updateIntervalMs?: number | undefined;
   /** Shortest window. Default 2 000 ms: Uber's Cinnamon ("minimum interval 2 seconds"). */
-  minWindowMs?: number;
+  minWindowMs?: number | undefined;
   /**
    * Longest window floor: a window this old closes with any sample. Default 30 000 ms: Uber
    * ("maximum 30"). Twice this without calls is idle (adr/0031).
    */
-  maxWindowMs?: number;
+  maxWindowMs?: number | undefined;
   /**
    * Samples that close a window (fewer once it has waited longer, adr/0032). Default 50: failsafe-go.
    * A baseline window that low traffic closes under it, after an app-limited slow start, also
    * counts that slow start's queue-free samples (adr/0109).
    */
-  minSamples?: number;
+  minSamples?: number | undefined;
   /** Latency quantile of a window. Default 0.9: Envoy's and Uber's p90. */
-  quantile?: number;
+  quantile?: number | undefined;
   /** gradient2's limit smoothing, in (0, 1]. Default 0.2: Netflix Gradient2Limit. */
-  smoothing?: number;
+  smoothing?: number | undefined;
   /** gradient2's latency tolerance, >= 1. Default 1.5: Netflix Gradient2Limit. */
-  rttTolerance?: number;
+  rttTolerance?: number | undefined;
   /**
    * aimd's multiplicative backoff on `overload` or `timeout`. Default 0.9: Netflix AIMDLimit.
    * vegas and gradient2 cut overloads to the served concurrency (adr/0046), and timeouts (the
    * strongest signal, spec §8) by its square.
    */
-  backoffRatio?: number;
+  backoffRatio?: number | undefined;
   /** vegas's alpha(L) (Netflix VegasLimit): with fewer requests queued, the limit grows. Default `defaultAlpha`. */
-  alpha?: BandFunction;
+  alpha?: BandFunction | undefined;
   /** vegas's beta(L): with more requests queued, the limit shrinks. Default `defaultBeta`. */
-  beta?: BandFunction;
+  beta?: BandFunction | undefined;
   /**
    * What a `failure` verdict teaches (adr/0030). 'hold' (default, ours): no latency sample (so never
    * the baseline), and a window at least half failures does not grow; 'ignore': nothing, like
    * `rejected`; 'overload': a reduce signal, like a 429.
    */
-  failure?: FailureHandling;
+  failure?: FailureHandling | undefined;
 }
 
 /** Validated, fully defaulted, frozen; `idleAfterMs` derived: a gap this long is idle (2 x maxWindowMs, adr/0031). */
-export type ControlConfig = Readonly<Required<ControlOptions>> & { readonly idleAfterMs: number };
+/** Every option resolved: none left out, none undefined. */
+export type ControlConfig = { readonly [K in keyof ControlOptions]-?: Exclude<ControlOptions[K], undefined> } & {
+  readonly idleAfterMs: number;
+};
 
 export const ALGORITHMS: readonly AlgorithmName[] = Object.freeze(['vegas', 'gradient2', 'aimd', 'fixed'] as const);
 export const FAILURE_HANDLINGS: readonly FailureHandling[] = Object.freeze(['hold', 'ignore', 'overload'] as const);

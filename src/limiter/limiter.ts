@@ -30,30 +30,30 @@ export interface QueueingOptions {
    * Calls running plus waiting up to `initialFactor`·limit wait without rejection. At least 1. Default 2: the spec's
    * shape (§6, §7) with failsafe-go's `WithQueueing(2, 3)` numbers, which count waiters only (adr/0008).
    */
-  initialFactor?: number;
+  initialFactor?: number | undefined;
   /**
    * From `maxFactor`·limit every call is rejected; between the factors the rejection probability rises linearly from
    * 0 to 1. Default 3 (the spec's), or `initialFactor + 1` if larger (ours: the gradual zone stays one limit wide).
    */
-  maxFactor?: number;
+  maxFactor?: number | undefined;
 }
 
 export type LimiterOptions = ControlOptions & {
-  clock?: Clock;
+  clock?: Clock | undefined;
   /**
    * Factor-based queueing (spec §7, adr/0008). `false`: a call that cannot run at once is rejected. Default
    * `{ initialFactor: 2, maxFactor: 3 }`, counted on running plus waiting (unlike failsafe-go: adr/0008).
    */
-  queueing?: QueueingOptions | boolean;
+  queueing?: QueueingOptions | boolean | undefined;
   /**
    * Which waiter a freed slot goes to. Default 'lifo' (ours, adr/0040-queue-order-lifo.md): under overload with
    * deadlines, the newest waiter is the one that can still finish in time.
    */
-  queueOrder?: QueueOrder;
+  queueOrder?: QueueOrder | undefined;
   /** A uniform number in [0, 1) for gradual rejection. Default `Math.random`; seed it for deterministic runs. */
-  random?: () => number;
+  random?: () => number | undefined;
   /** Classifies calls made through `execute`. */
-  classify?: Classifier;
+  classify?: Classifier | undefined;
 };
 
 /** The control loop's state (limit, baseline, smoothed latency, last change) and admission's. */

@@ -16,7 +16,7 @@ import type { TimeoutSnapshot } from '../timeout/timeout';
 
 export interface PipelineOptions {
   /** Classifies every call's outcome; a call's own `classify` overrides it. */
-  classify?: Classifier;
+  classify?: Classifier | undefined;
 }
 
 /** One policy's snapshot; `kind` tells which (`if (s.kind === 'limiter') s.limit`). */

@@ -19,13 +19,13 @@ export interface KeyRegistryOptions<V extends Executor> {
    * The most keys held at once; the least recently used idle key is evicted to make room.
    * Default 1000 (spec §9.4). An integer >= 1; there is no "unbounded", that is what a cap is for.
    */
-  maxKeys?: number;
+  maxKeys?: number | undefined;
   /**
    * Where calls go when the registry is full and every key is busy. Absent (the default), such a
    * call fails with `TooManyKeysError`. Given, every key that finds no room shares this one
    * executor until room frees up (ADR-0061).
    */
-  overflow?: V;
+  overflow?: V | undefined;
 }
 
 export interface KeyRegistrySnapshot {

@@ -7,20 +7,20 @@ export interface RetryBudgetOptions {
    * Default 0.2: Finagle's RetryBudget ("about 20% of the total requests ... retried"), and the AWS
    * SDK's standard retry mode, where a first-try success refunds 1 token and a retry costs 5.
    */
-  ratio?: number;
+  ratio?: number | undefined;
   /**
    * Retries earned per second whatever the traffic, so a quiet client can still retry. Default 10:
    * Finagle's RetryBudget `minRetriesPerSec`. 0 turns the floor off.
    */
-  minRetriesPerSecond?: number;
+  minRetriesPerSecond?: number | undefined;
   /**
    * The most retries the budget holds at once: the burst it can grant after a quiet spell. A new
    * budget starts full. Default 100: the AWS SDK's standard mode (500 initial tokens at 5 per
    * retry), and Finagle's reserve (10 retries/s for its 10 s time-to-live).
    */
-  maxBalance?: number;
+  maxBalance?: number | undefined;
   /** The clock the floor accrues on. Must be the clock of every retry policy that shares the budget. */
-  clock?: Clock;
+  clock?: Clock | undefined;
 }
 
 export interface RetryBudgetSnapshot {

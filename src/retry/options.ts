@@ -31,44 +31,44 @@ export interface RetryOptions {
    * Attempts in all, the original included; 1 turns retrying off. Default 3: the AWS SDKs'
    * standard retry mode. An integer >= 1.
    */
-  maxAttempts?: number;
+  maxAttempts?: number | undefined;
   /**
    * `'exponential'` (default): full jitter, a uniform wait in [0, min(maxDelayMs, baseDelayMs·2^(n-1)))
    * before retry n. `'decorrelated'`: a uniform wait in [baseDelayMs, 3 x the previous wait), capped.
    * Both from the AWS Architecture Blog, "Exponential Backoff And Jitter" (2015).
    */
-  backoff?: BackoffKind;
+  backoff?: BackoffKind | undefined;
   /** The backoff's scale, in ms. Default 100: the AWS SDKs' base retry delay. */
-  baseDelayMs?: number;
+  baseDelayMs?: number | undefined;
   /**
    * The longest wait before a retry, in ms: the backoff's cap, and the longest Retry-After (or
    * `retryAfterMs`) honoured; a retry that would have to wait longer is not made. Default 20 000:
    * the AWS SDKs' maximum retry delay.
    */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /**
    * How many retries may be added: a `RetryBudget` to share (per upstream host, say), options for
    * this policy's own budget, or `false` for none. Default: a budget of its own with
    * `RETRY_BUDGET_DEFAULTS` (20% of first-time successes + 10 retries/s, 100 at most).
    */
-  budget?: RetryBudget | RetryBudgetOptions | false;
+  budget?: RetryBudget | RetryBudgetOptions | false | undefined;
   /**
    * Retry calls our own limiter shed (`LimitExceededError`, and a deadline that passed in its
    * queue), after at least the error's `retryAfterMs`. Default false: a shed is the limiter saying
    * the upstream is full, and a retry is one more call at exactly the wrong time (docs/retry.md).
    */
-  retryLimitExceeded?: boolean;
+  retryLimitExceeded?: boolean | undefined;
   /** Decides custom cases; see `ShouldRetry`. */
-  shouldRetry?: ShouldRetry;
+  shouldRetry?: ShouldRetry | undefined;
   /**
    * Classifies each attempt when the policy runs alone. In a pipeline the call's and the pipeline's
    * classifier come first, so the retry decides on the verdict the other policies learned.
    */
-  classify?: Classifier;
+  classify?: Classifier | undefined;
   /** The clock for deadlines and backoff waits (the waits are armed on its timer seam). */
-  clock?: Clock;
+  clock?: Clock | undefined;
   /** A uniform number in [0, 1) for the jitter. Default `Math.random`; inject a seeded one to replay. */
-  random?: () => number;
+  random?: () => number | undefined;
 }
 
 /** Defaults and their provenance (adr/0070-retry-defaults.md). */

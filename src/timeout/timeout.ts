@@ -16,8 +16,8 @@ export interface TimeoutOptions {
    * own `timeoutMs` overrides it, and time queued in the limiter is taken from it.
    */
   timeoutMs: number;
-  clock?: Clock;
-  classify?: Classifier;
+  clock?: Clock | undefined;
+  classify?: Classifier | undefined;
 }
 
 export interface TimeoutSnapshot {

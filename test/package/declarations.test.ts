@@ -51,6 +51,16 @@ export function answer(error: unknown): string {
 export function forward(signal: AbortSignal | undefined, timeoutMs: number | undefined): Promise<number> {
   return upstream.execute(() => 1, { signal, timeoutMs, attempt: undefined, classify: undefined });
 }
+// Options read from configuration that may be absent: undefined takes the default (docs/options.md).
+export function fromConfig(n: number | undefined, ms: number | undefined): void {
+  limiter({ maxLimit: n, minLimit: undefined, queueing: { initialFactor: undefined } });
+  breaker({ openMs: ms, minSamples: n });
+  bulkhead({ maxConcurrent: 4, clock: undefined });
+  timeout({ timeoutMs: 1_000, classify: undefined });
+  new KeyRegistry({ create: () => limiter(), maxKeys: n });
+  resilientFetch(upstream, { timeoutMs: ms, key: undefined });
+  pipeline(breaker(), { classify: undefined });
+}
 export function settleLowLevel(retryAfterMs: number | undefined): void {
   limiter().tryAcquire()?.settle({ verdict: 'ok', latencyMs: 1, retryAfterMs, attempt: undefined });
 }
