@@ -52,6 +52,15 @@ export interface ResilientFetchOptions {
  *   and, after the headers, aborts reading the body; our deadline aborts fetch with a
  *   `TimeoutError` up to the headers, never the body.
  */
+export function resilientFetch<V extends Executor>(
+  target: Executor | KeyRegistry<V>,
+  options?: ResilientFetchOptions,
+): FetchFunction;
+/** A keyed executor of your own needs `key`: only a `KeyRegistry` has a default one (`originKey`). */
+export function resilientFetch(
+  target: KeyedExecutor,
+  options: ResilientFetchOptions & { readonly key: RequestKey },
+): FetchFunction;
 export function resilientFetch(target: Executor | KeyedExecutor, options?: ResilientFetchOptions): FetchFunction {
   const o = optionsObject<ResilientFetchOptions>('resilientFetch', options);
   knownOptions('resilientFetch', o, ['fetch', 'key', 'timeoutMs', 'classify']);

@@ -15,7 +15,8 @@ import { packed, ROOT } from './packed';
 const CONSUMER = `
 import {
   breaker, bulkhead, isResilixError, KeyRegistry, limiter, originKey, pipeline, resilientFetch,
-  retryAfterHeader, timeout, type FetchFunction, type PolicySnapshot, type RequestKey, type Subscription,
+  retryAfterHeader, timeout, type FetchFunction, type KeyedExecutor, type PolicySnapshot, type RequestKey,
+  type Subscription,
 } from 'resilix';
 
 type IsAny<T> = 0 extends 1 & T ? true : false;
@@ -34,6 +35,10 @@ export const calls: Array<Promise<Response>> = [
   api(new Request('https://api.example.com/c')),
 ];
 export const perHost = resilientFetch(new KeyRegistry({ create: () => limiter() }));
+declare const ownKeyed: KeyedExecutor;
+export const ownKeyedFetch = resilientFetch(ownKeyed, { key: (input) => String(input) });
+// @ts-expect-error a keyed executor of your own has no default key: only a KeyRegistry does
+export const keyless = resilientFetch(ownKeyed);
 export const key: string = originKey(new Request('https://api.example.com/d'));
 
 export function describeSnapshot(s: PolicySnapshot): string {
