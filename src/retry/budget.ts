@@ -49,6 +49,13 @@ export const RETRY_BUDGET_DEFAULTS = Object.freeze({
 });
 
 /**
+ * Ours: what a sum of fractional deposits may fall short of a whole retry by rounding alone. Each
+ * addition errs by at most half an ulp of the balance (~1e-16 under maxBalance 1e3), so 1e-9
+ * covers millions of deposits; what it may grant early is a billionth of a retry.
+ */
+const ROUNDING_SLACK = 1e-9;
+
+/**
  * How many retries a client may add, shared by every retry policy given it: a token bucket that
  * earns `ratio` of a retry for each call that succeeded first time, plus `minRetriesPerSecond`,
  * holds at most `maxBalance`, and pays one per retry. Retries therefore add at most
@@ -107,8 +114,9 @@ export class RetryBudget {
    */
   tryWithdraw(now: number = this.clock.now()): boolean {
     this.accrue(now);
-    if (this.tokens >= 1) {
-      this.tokens -= 1;
+    // Deposits add `ratio` one at a time: five of 0.2 sum to 0.9999999999999999, which must pay a retry.
+    if (this.tokens >= 1 - ROUNDING_SLACK) {
+      this.tokens = this.tokens > 1 ? this.tokens - 1 : 0;
       this.grantedCount++;
       return true;
     }

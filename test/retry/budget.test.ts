@@ -25,6 +25,22 @@ describe('the retry budget', () => {
     expect(budget.tryWithdraw()).toBe(true);
   });
 
+  it('pays every retry its deposits earned, whatever the rounding of their sum (ratio 0.2 and 0.1)', () => {
+    for (const [ratio, perRetry] of [
+      [0.2, 5],
+      [0.1, 10],
+    ] as const) {
+      const budget = retryBudget({ clock: new VirtualClock(), ratio, minRetriesPerSecond: 0 });
+      while (budget.tryWithdraw()) {}
+      for (let i = 0; i < 10 * perRetry; i++) budget.deposit();
+      let granted = 0;
+      while (budget.tryWithdraw()) granted++;
+      expect(granted).toBe(10);
+      expect(budget.balance).toBeGreaterThanOrEqual(0);
+      expect(budget.balance).toBeLessThan(1e-9);
+    }
+  });
+
   it('earns minRetriesPerSecond with time alone, and no more than maxBalance', () => {
     const clock = new VirtualClock();
     const budget = retryBudget({ clock, maxBalance: 20, ratio: 0 });
