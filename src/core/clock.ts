@@ -86,6 +86,14 @@ export function resolveClock(clock: Clock | undefined, owner: string, option = '
   if ((clock.setTimer === undefined) !== (clock.clearTimer === undefined)) {
     throw new TypeError(`resilix: ${owner} option "${option}" must give both setTimer and clearTimer, or neither`);
   }
+  for (const name of ['setTimer', 'clearTimer'] as const) {
+    const timerFunction: unknown = clock[name];
+    if (timerFunction !== undefined && typeof timerFunction !== 'function') {
+      throw new TypeError(
+        `resilix: ${owner} option "${option}.${name}" must be a function or undefined; received ${describe(timerFunction)}`,
+      );
+    }
+  }
   // Not frozen: its last reading changes (it is reachable only through a policy's internal `clock`).
   const resolved: ResolvedClock = new GuardedClock(
     clock,

@@ -3,6 +3,8 @@ import { sharedWhenEqual } from '../../src/core/options';
 import { bulkhead } from '../../src/bulkhead/bulkhead';
 import { timeout } from '../../src/timeout/timeout';
 import { pipeline } from '../../src/pipeline/pipeline';
+import { breaker } from '../../src/breaker/breaker';
+import { retryBudget } from '../../src/retry/budget';
 
 /** The bad-input table for the foundation's policies (docs/options.md lists it for users). */
 describe('bad options are refused at construction, naming the option, the range and the value', () => {
@@ -36,6 +38,18 @@ describe('bad options are refused at construction, naming the option, the range 
       () => bulkhead({ maxConcurrent: 1, clock: { now: () => 0, setTimer: () => 0 } }),
       TypeError,
       /both setTimer and clearTimer/,
+    ],
+    [
+      'retryBudget clock whose timer seam is not functions',
+      () => retryBudget({ clock: { now: () => 0, setTimer: 5, clearTimer: 5 } as never }),
+      TypeError,
+      /^resilix: retryBudget option "clock.setTimer" must be a function or undefined; received number$/,
+    ],
+    [
+      'breaker clock whose timer seam is null',
+      () => breaker({ clock: { now: () => 0, setTimer: null, clearTimer: null } as never }),
+      TypeError,
+      /^resilix: breaker option "clock.setTimer" must be a function or undefined; received null$/,
     ],
     [
       'bulkhead classify not a function',
