@@ -152,6 +152,8 @@ const REQUEST_INIT_MEMBERS = [
  * GET. The spread keeps the platform's extra members (undici's `dispatcher`, Workers' `cf`).
  */
 function withSignal(init: RequestInit, signal: AbortSignal): RequestInit {
+  // The common case, a plain object literal: it has no inherited members, and the spread is all.
+  if (Object.getPrototypeOf(init) === Object.prototype) return { ...init, signal };
   const copy: Record<string, unknown> = { ...init };
   for (const member of REQUEST_INIT_MEMBERS) {
     if (!(member in copy)) {

@@ -516,6 +516,11 @@ function attemptOptions(
  */
 function backoffWait(clock: ResolvedClock, delayMs: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise<void>((resolve, reject) => {
+    if (signal === undefined && delayMs <= MAX_TIMER_MS) {
+      // The common wait: one timer, nothing to listen to, no closure of ours.
+      keepAlive(clock.setTimer(resolve, delayMs));
+      return;
+    }
     if (signal?.aborted) {
       reject(signal.reason);
       return;
