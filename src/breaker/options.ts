@@ -42,7 +42,7 @@ export interface BreakerOptions {
    * Wall-clock milliseconds (epoch), read only by `toJSON()` and by a restore, to measure the time
    * between saving and restoring in another process (ADR-0023). Default `Date.now`.
    */
-  wallClock?: () => number | undefined;
+  wallClock?: (() => number) | undefined;
   /** Classifies calls run through this breaker's own `execute`. */
   classify?: Classifier | undefined;
   /** State saved by `toJSON()`, to continue from (serverless: one invocation to the next). */

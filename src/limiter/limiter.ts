@@ -51,7 +51,7 @@ export type LimiterOptions = ControlOptions & {
    */
   queueOrder?: QueueOrder | undefined;
   /** A uniform number in [0, 1) for gradual rejection. Default `Math.random`; seed it for deterministic runs. */
-  random?: () => number | undefined;
+  random?: (() => number) | undefined;
   /** Classifies calls made through `execute`. */
   classify?: Classifier | undefined;
 };

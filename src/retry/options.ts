@@ -68,7 +68,7 @@ export interface RetryOptions {
   /** The clock for deadlines and backoff waits (the waits are armed on its timer seam). */
   clock?: Clock | undefined;
   /** A uniform number in [0, 1) for the jitter. Default `Math.random`; inject a seeded one to replay. */
-  random?: () => number | undefined;
+  random?: (() => number) | undefined;
 }
 
 /** Defaults and their provenance (adr/0070-retry-defaults.md). */

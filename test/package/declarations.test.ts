@@ -65,6 +65,10 @@ export function fromConfig(n: number | undefined, ms: number | undefined): void 
   new KeyRegistry({ create: () => limiter(), maxKeys: n });
   resilientFetch(upstream, { timeoutMs: ms, key: undefined });
   pipeline(breaker(), { classify: undefined });
+  // @ts-expect-error an optional function option may be undefined, not return it
+  limiter({ random: () => undefined });
+  // @ts-expect-error the same for the breaker's wall clock
+  breaker({ wallClock: () => undefined });
 }
 export function settleLowLevel(retryAfterMs: number | undefined): void {
   limiter().tryAcquire()?.settle({ verdict: 'ok', latencyMs: 1, retryAfterMs, attempt: undefined });
