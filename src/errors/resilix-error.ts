@@ -18,7 +18,7 @@ export type ResilixErrorCode =
   | 'ERR_RESILIX_TOO_MANY_KEYS';
 
 export interface ResilixErrorOptions {
-  cause?: unknown | undefined;
+  cause?: unknown;
   /** A hint for the caller (or an HTTP layer's Retry-After): when capacity may be back, in ms. */
   retryAfterMs?: number | undefined;
 }

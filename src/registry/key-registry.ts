@@ -241,11 +241,7 @@ export class KeyRegistry<V extends Executor = Executor> {
       // Every key running a registry call is busy whatever it reports: no scan needed (a scan
       // over all-busy keys would leave the order as it was anyway).
       victim = this.countedBusy >= this.entries.size ? undefined : this.oldestIdle();
-      if (victim === undefined) {
-        this.overflowCount++;
-        if (this.overflow !== undefined) return undefined;
-        throw new TooManyKeysError({ maxKeys: this.maxKeys, key });
-      }
+      if (victim === undefined) return this.full(key);
     }
     // The value is made before the victim leaves: if `create` throws, nothing has changed.
     let value: V;
@@ -263,11 +259,7 @@ export class KeyRegistry<V extends Executor = Executor> {
     // chosen key busy, and a busy key is never evicted.
     if (victim !== undefined && isEntryBusy(victim)) {
       victim = this.oldestIdle();
-      if (victim === undefined) {
-        this.overflowCount++;
-        if (this.overflow !== undefined) return undefined;
-        throw new TooManyKeysError({ maxKeys: this.maxKeys, key });
-      }
+      if (victim === undefined) return this.full(key);
     }
     this.createdCount++;
     if (victim !== undefined) {
@@ -281,6 +273,13 @@ export class KeyRegistry<V extends Executor = Executor> {
       this.evicted.emit({ key: victim.key, value: victim.value, reason: 'capacity' });
     }
     return entry;
+  }
+
+  /** No idle key to make room: the call goes to `overflow` (undefined here), or TooManyKeysError. */
+  private full(key: string): undefined {
+    this.overflowCount++;
+    if (this.overflow !== undefined) return undefined;
+    throw new TooManyKeysError({ maxKeys: this.maxKeys, key });
   }
 
   /**
