@@ -1,18 +1,12 @@
 import type { ControlConfig } from '../control-config';
 import { backoffFor, decide, type Decision, type LimitAlgorithm, type WindowSummary } from './algorithm';
 
-export type AimdSettings = Pick<ControlConfig, 'backoffRatio'>;
-
-/** Additive increase of one request per healthy window (Netflix AIMDLimit; spec §4.3). */
-const INCREASE = 1;
-
 /**
  * AIMD (Netflix AIMDLimit; spec §4.3): +1 a healthy window; overloads or timeouts x backoffRatio, scaled
  * by their share (adr/0035). Reacts only after damage, hence opt-in; latency does not move it. The loop's
  * slow start doubles it until the first reduce signal, as TCP Reno's does.
  */
-export function createAimd(settings: AimdSettings): LimitAlgorithm {
-  const { backoffRatio } = settings;
+export function createAimd({ backoffRatio }: Pick<ControlConfig, 'backoffRatio'>): LimitAlgorithm {
   return {
     name: 'aimd',
     latencyDriven: false,
@@ -23,7 +17,7 @@ export function createAimd(settings: AimdSettings): LimitAlgorithm {
         const timeoutWins = window.timeouts > 0 && timeout <= overload;
         decide(estimate * (timeoutWins ? timeout : overload), timeoutWins ? 'timeout' : 'overload', decision);
       } else if (window.samples === 0) decide(estimate, 'no-samples', decision);
-      else decide(estimate + INCREASE, 'healthy-window', decision);
+      else decide(estimate + 1, 'healthy-window', decision);
     },
   };
 }

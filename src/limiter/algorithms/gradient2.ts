@@ -1,8 +1,6 @@
 import type { ControlConfig } from '../control-config';
 import { decide, warmingUp, type Decision, type LimitAlgorithm, type WindowSummary } from './algorithm';
 
-export type Gradient2Settings = Pick<ControlConfig, 'rttTolerance' | 'smoothing'>;
-
 /** Netflix Gradient2Limit clamps the gradient to [0.5, 1] (spec §4.2). */
 const MIN_GRADIENT = 0.5;
 const MAX_GRADIENT = 1;
@@ -12,7 +10,7 @@ const MAX_GRADIENT = 1;
  * next = L (1 - smoothing) + (gradient L + sqrt(L)) smoothing, gradient = clamp(rttTolerance x baseline /
  * latency, 0.5, 1). The baseline is ours: Netflix's long-window average drifts up to meet a rise (adr/0033).
  */
-export function createGradient2(settings: Gradient2Settings): LimitAlgorithm {
+export function createGradient2(settings: Pick<ControlConfig, 'rttTolerance' | 'smoothing'>): LimitAlgorithm {
   const { rttTolerance, smoothing } = settings;
   return {
     name: 'gradient2',

@@ -80,8 +80,7 @@ class Vegas implements LimitAlgorithm {
     }
     const log = vegasLog(estimate);
     const step = this.stepCap > 0 ? (alpha < log ? alpha : log) : log;
-    const { baselineMs, latencyMs, meanNoise } = window;
-    const queueUse = queueEstimate(estimate, baselineMs, latencyMs, meanNoise, this.minBaselineMs);
+    const queueUse = queueEstimate(estimate, window.baselineMs, window.latencyMs, window.meanNoise, this.minBaselineMs);
     if (queueUse <= alpha / 3) {
       // Netflix grows by beta; ours: at least a step, at most double (at L = 1, +6 is x7; adr/0035),
       // per window floor the window lasted: one that waited for samples spans several (adr/0090).
