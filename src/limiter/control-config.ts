@@ -68,13 +68,12 @@ export interface ControlOptions {
 }
 
 /** Validated, fully defaulted, frozen; `idleAfterMs` derived: a gap this long is idle (2 x maxWindowMs, adr/0031). */
-/** Every option resolved: none left out, none undefined. */
 export type ControlConfig = { readonly [K in keyof ControlOptions]-?: Exclude<ControlOptions[K], undefined> } & {
   readonly idleAfterMs: number;
 };
 
-export const ALGORITHMS: readonly AlgorithmName[] = Object.freeze(['vegas', 'gradient2', 'aimd', 'fixed'] as const);
-export const FAILURE_HANDLINGS: readonly FailureHandling[] = Object.freeze(['hold', 'ignore', 'overload'] as const);
+const ALGORITHMS: readonly AlgorithmName[] = Object.freeze(['vegas', 'gradient2', 'aimd', 'fixed'] as const);
+const FAILURE_HANDLINGS: readonly FailureHandling[] = Object.freeze(['hold', 'ignore', 'overload'] as const);
 
 /** The default band's shape (adr/0036, adr/0049): see `defaultAlpha`. */
 export const ALPHA_POWER = 0.6;
@@ -160,14 +159,6 @@ export function resolveControlConfig(options: unknown, owner = 'limiter'): Contr
   const minWindowMs = numberOption(owner, 'minWindowMs', o.minWindowMs, d.minWindowMs, msRule);
   const maxWindowMs = numberOption(owner, 'maxWindowMs', o.maxWindowMs, Math.max(d.maxWindowMs, minWindowMs), msRule);
   orderedOptions(owner, 'minWindowMs', minWindowMs, 'maxWindowMs', maxWindowMs);
-  const minSamples = numberOption(owner, 'minSamples', o.minSamples, d.minSamples, sampleCount);
-  const quantile = numberOption(owner, 'quantile', o.quantile, d.quantile, openUnit);
-  const smoothing = numberOption(owner, 'smoothing', o.smoothing, d.smoothing, { above: 0, max: 1 });
-  const rttTolerance = numberOption(owner, 'rttTolerance', o.rttTolerance, d.rttTolerance, { min: 1 });
-  const backoffRatio = numberOption(owner, 'backoffRatio', o.backoffRatio, d.backoffRatio, openUnit);
-  const alpha = functionOption<BandFunction>(owner, 'alpha', o.alpha) ?? d.alpha;
-  const beta = functionOption<BandFunction>(owner, 'beta', o.beta) ?? d.beta;
-  const failure = choiceOption<FailureHandling>(owner, 'failure', o.failure, d.failure, FAILURE_HANDLINGS);
 
   return Object.freeze({
     algorithm,
@@ -177,14 +168,14 @@ export function resolveControlConfig(options: unknown, owner = 'limiter'): Contr
     updateIntervalMs,
     minWindowMs,
     maxWindowMs,
-    minSamples,
-    quantile,
-    smoothing,
-    rttTolerance,
-    backoffRatio,
-    alpha,
-    beta,
-    failure,
+    minSamples: numberOption(owner, 'minSamples', o.minSamples, d.minSamples, sampleCount),
+    quantile: numberOption(owner, 'quantile', o.quantile, d.quantile, openUnit),
+    smoothing: numberOption(owner, 'smoothing', o.smoothing, d.smoothing, { above: 0, max: 1 }),
+    rttTolerance: numberOption(owner, 'rttTolerance', o.rttTolerance, d.rttTolerance, { min: 1 }),
+    backoffRatio: numberOption(owner, 'backoffRatio', o.backoffRatio, d.backoffRatio, openUnit),
+    alpha: functionOption<BandFunction>(owner, 'alpha', o.alpha) ?? d.alpha,
+    beta: functionOption<BandFunction>(owner, 'beta', o.beta) ?? d.beta,
+    failure: choiceOption<FailureHandling>(owner, 'failure', o.failure, d.failure, FAILURE_HANDLINGS),
     idleAfterMs: IDLE_WINDOWS * maxWindowMs,
   });
 }
