@@ -4,18 +4,12 @@ import { DEFAULT_MEDIAN_SIZE, MedianFilter } from '../stats/median-filter';
 import { WindowQuantile } from '../stats/window-quantile';
 import type { WindowSummary } from './algorithms/algorithm';
 import { sharedWhenEqual } from '../core/options';
-import { CONTROL_DEFAULTS, type FailureHandling } from './control-config';
-import { DEFAULT_TUNING } from './control-tuning';
+import { CONTROL_DEFAULTS, type ControlConfig } from './control-config';
+import { type ControlTuning, DEFAULT_TUNING } from './control-tuning';
 
-/** The options a window reads (ControlOptions), and the overload share and count that close it early (adr/0046). */
-export interface WindowRules {
-  readonly quantile: number;
-  readonly minSamples: number;
-  readonly maxWindowMs: number;
-  readonly failure: FailureHandling;
-  readonly overloadCloseShare: number;
-  readonly overloadCloseMinAnswers: number;
-}
+/** The options a window reads, and the overload share and count that close it early (adr/0046). */
+export type WindowRules = Pick<ControlConfig, 'quantile' | 'minSamples' | 'maxWindowMs' | 'failure'> &
+  Pick<ControlTuning, 'overloadCloseShare' | 'overloadCloseMinAnswers'>;
 
 /** What a window keeps of its rules (the quantile goes to its estimator): per-key memory (adr/0086). */
 function copyRules(rules: WindowRules) {
