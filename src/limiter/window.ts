@@ -169,7 +169,7 @@ export class SamplingWindow {
   /** Standard deviation / mean; 0 below two samples. */
   latencyCv(): number {
     const n = this.samples;
-    if (n < 2 || !(this.latencySum > 0)) return 0;
+    if (n < 2) return 0;
     const mean = this.latencySum / n;
     const variance = (this.latencySquares - n * mean * mean) / (n - 1);
     return variance > 0 ? Math.sqrt(variance) / mean : 0;
