@@ -1,8 +1,5 @@
 import type { ControlTuning } from './control-tuning';
 
-/** What one window did to the baseline. */
-export type BaselineUpdate = 'none' | 'set' | 'fall' | 'raise';
-
 /**
  * The no-load reference latency (spec §5.3) in the statistic the algorithm compares (vegas: the
  * window mean, adr/0048; gradient2: the quantile), with its mean for Little's law; failures never
@@ -39,8 +36,8 @@ export class Baseline {
     return true;
   }
 
-  /** Sets or lowers the baseline from a clean window. */
-  offer(latencyMs: number, meanMs: number): BaselineUpdate {
+  /** Sets or lowers the baseline from a clean window, and says which it did. */
+  offer(latencyMs: number, meanMs: number): 'none' | 'set' | 'fall' {
     const unset = this.valueMs !== this.valueMs;
     if (!unset && !(latencyMs < this.valueMs)) return 'none';
     return this.set(latencyMs, meanMs) ? (unset ? 'set' : 'fall') : 'none';
