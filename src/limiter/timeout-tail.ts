@@ -39,7 +39,6 @@ export class TimeoutTail {
 
   /** Timeouts beyond the expected tail and its noise, >= 0. */
   excess(timeouts: number, reached: number, tuning: TailTuning = DEFAULT_TUNING): number {
-    if (timeouts === 0) return 0;
     const expected = this.share(tuning) * reached;
     // The Poisson count's upper quantile by Cornish-Fisher: mean + z sd + (z^2 - 1) / 6. The skew term
     // matters at the counts a window sees: at 0.4 expected, z sd alone excuses 1, and 2 come 6% of the time.
