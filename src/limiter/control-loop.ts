@@ -20,6 +20,12 @@ export const ROUND_SAMPLES = 8;
 /** The most one window multiplies the limit by: vegas's no-queue step and a slow-start round at most double it. */
 const MAX_WINDOW_GROWTH = 2;
 
+/**
+ * What ended a slow start: a rise or a reduce signal, an app-limited round (idle, no rise: its no-load pool may join a
+ * short baseline window, adr/0109), or a latency jump after it (adr/0047).
+ */
+type SlowStartExit = 'queued' | 'app-limited' | 'jump';
+
 type Band = { readonly alpha: BandFunction; readonly beta: BandFunction };
 
 /** vegas's band: the user's, else the tuning's shape; the shipped shape shares the default functions (233 B a key). */
@@ -73,8 +79,6 @@ export class LimitControlLoop implements LimitController {
   private readonly tuning: ControlTuning;
   private estimate: number;
   private readonly algorithm: LimitAlgorithm;
-  /** vegas steers by the window mean, gradient2 by the window quantile (adr/0048). */
-  private readonly steersOnMean: boolean;
   private readonly window: SamplingWindow;
   private readonly signal = new LatencySignal();
   private readonly baseline: Baseline;
@@ -148,18 +152,16 @@ export class LimitControlLoop implements LimitController {
   /** The exit round's hold after the mark (streams): Little's law counts a permit's whole hold. */
   private exitAfterMarkMs = 0;
   private exitLimit = 0;
-  /** The drain being settled came from a latency jump (adr/0047), not from a slow start's end. */
-  private jumpDrain = false;
-  /** Windows still to let pass after a drain before one measures the baseline. */
+  /** What ended the last slow start, and so began the drain being settled and the baseline window. */
+  private exit: SlowStartExit = 'queued';
+  /** Windows still to let pass after a drain before one measures the baseline (only during a baselineWindow). */
   private settling = 0;
-  /** The baseline was measured once: later windows need remeasureSamples, not firstBaselineSamples (adr/0089). */
+  /** The baseline was measured once: later baseline windows are re-measures (adr/0089). */
   private baselineMeasured = false;
-  /** The samples the current re-measure needs (adr/0122): set when the slow start or a jump drains. */
-  private remeasureSamples: number;
+  /** The samples the current baseline window needs (see `samplesFor`): set when the slow start or a jump drains. */
+  private baselineWindowSamples = 0;
   /** vegas's alpha, which sizes a re-measure; undefined for the other algorithms or with remeasureForLimit off. */
   private readonly alpha: BandFunction | undefined;
-  /** The slow start ended app-limited (idle, no rise): its no-load pool may join a short baseline window (adr/0109). */
-  private appLimitedExit = false;
   /** What the current slow start's drain window does with the baseline. */
   private pendingBaseline: 'set' | 'offer' = 'set';
   /** The concurrency an overload window showed the upstream serves; growth holds there until `overloadUntil`. */
@@ -189,8 +191,6 @@ export class LimitControlLoop implements LimitController {
     const band = bandFor(config, tuning);
     this.algorithm = createAlgorithm(config, tuning, band);
     this.alpha = config.algorithm === 'vegas' && tuning.remeasureForLimit ? band.alpha : undefined;
-    this.remeasureSamples = tuning.baselineSamples;
-    this.steersOnMean = config.algorithm === 'vegas';
     const { overloadCloseShare, overloadCloseMinAnswers } = tuning;
     this.window = new SamplingWindow({ ...config, overloadCloseShare, overloadCloseMinAnswers });
     this.baseline = new Baseline(tuning);
@@ -214,12 +214,7 @@ export class LimitControlLoop implements LimitController {
     const latencyMs = observation.latencyMs;
     const durationMs = observation.durationMs;
     const heldMs = durationMs === undefined ? latencyMs : durationMs;
-    if (
-      marked ||
-      this.settling > 0 ||
-      this.baselineWindow !== 'none' ||
-      now - heldMs - this.lastLearnedAt >= this.config.idleAfterMs
-    )
+    if (marked || this.baselineWindow !== 'none' || now - heldMs - this.lastLearnedAt >= this.config.idleAfterMs)
       return this.observeInFull(observation, inflight, marked);
     const verdict = observation.verdict;
     const sample = verdict === 'ok' || verdict === 'answered';
@@ -295,14 +290,13 @@ export class LimitControlLoop implements LimitController {
     const window = this.window;
     const floorMs = this.windowFloorMs();
     // A slow-start round and the settling after a drain last one round trip (a jump's settling round: see
-    // settlingRoundDone); the baseline window waits for firstBaselineSamples, then remeasureSamples (adr/0089); any
-    // other, its floor and minSamples (undefined).
-    const baselineSamples = this.baselineMeasured ? this.remeasureSamples : this.tuning.firstBaselineSamples;
+    // settlingRoundDone); the baseline window waits for its samples (adr/0089, adr/0122); any other, its floor and
+    // minSamples (undefined).
     const ready = this.slowStart
       ? window.roundTrip || window.ready(now, floorMs)
       : this.settling > 0
         ? (window.roundTrip && this.settlingRoundDone(now)) || window.ready(now, floorMs)
-        : window.ready(now, floorMs, this.baselineWindow === 'none' ? undefined : baselineSamples);
+        : window.ready(now, floorMs, this.baselineWindow === 'none' ? undefined : this.baselineWindowSamples);
     return ready ? this.closeWindow(now) : false;
   }
 
@@ -311,7 +305,7 @@ export class LimitControlLoop implements LimitController {
   private settlingRoundDone(now: number): boolean {
     const window = this.window;
     return (
-      !this.jumpDrain ||
+      this.exit !== 'jump' ||
       window.samples >= ROUND_SAMPLES ||
       window.overloads + window.timeouts > 0 ||
       this.settlingRanOut(now)
@@ -363,6 +357,7 @@ export class LimitControlLoop implements LimitController {
     const tuning = this.tuning;
     const estimate = this.estimate;
     const latencyDriven = this.algorithm.latencyDriven;
+    const steersOnMean = this.config.algorithm === 'vegas';
     // The floor this window was held to: vegas's no-queue growth is per floor spanned (adr/0090).
     // Computed again here, not passed in: adr/0087 keeps doubles off calls V8 may leave out of line.
     const floorMs = this.windowFloorMs();
@@ -377,7 +372,7 @@ export class LimitControlLoop implements LimitController {
     summary.meanNoise = 0;
     if (summary.samples > 0) {
       meanMs = window.latencyMean();
-      statMs = this.steersOnMean ? meanMs : window.latencyQuantile();
+      statMs = steersOnMean ? meanMs : window.latencyQuantile();
       // noiseZ relative standard errors of the mean; only vegas, which steers on the mean, reads it.
       summary.meanNoise = tuning.noiseZ * (window.latencyCv() / Math.sqrt(summary.samples));
       this.signal.add(statMs);
@@ -415,7 +410,7 @@ export class LimitControlLoop implements LimitController {
       // Still raiseRatio x the no-load level, past the noise, minWindowMs after the drain: whatever
       // queue the drain left has had its time, so the upstream itself is slower (a latency cliff).
       // Re-aim the drain with that latency; the baseline window measures there (adr/0091).
-      if (ranOut && this.jumpDrain && this.above(meanMs, n, tuning.raiseRatio * noLoadMs, this.noLoadCount)) {
+      if (ranOut && this.exit === 'jump' && this.above(meanMs, n, tuning.raiseRatio * noLoadMs, this.noLoadCount)) {
         slowerMs = meanMs;
         slowerRate = tuning.drainGain * this.exitRate;
       }
@@ -429,7 +424,7 @@ export class LimitControlLoop implements LimitController {
       const n = summary.samples;
       const count = this.noLoadCount;
       const poolMs = this.noLoadSum / count;
-      const short = n < this.config.minSamples && this.appLimitedExit && this.steersOnMean && count > 0;
+      const short = n < this.config.minSamples && this.exit === 'app-limited' && steersOnMean && count > 0;
       const pool = short && !this.above(meanMs, n, poolMs, count) && !this.above(poolMs, count, meanMs, n);
       const valueMs = pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
       const valueMeanMs = pool ? valueMs : meanMs;
@@ -541,8 +536,7 @@ export class LimitControlLoop implements LimitController {
           this.referenceSamples = pooled;
         }
       } else {
-        this.endSlowStart(now);
-        this.appLimitedExit = !queued && !pressured;
+        this.endSlowStart(now, queued || pressured ? 'queued' : 'app-limited');
         // A reduce signal ends the slow start with a drain too (adr/0092, adr/0093): its cut comes
         // from one short round, and whatever queue an overestimate leaves, the baseline window counts.
         if ((queued || pressured) && tuning.drainOnExit) {
@@ -576,8 +570,7 @@ export class LimitControlLoop implements LimitController {
       const drained = this.drainTarget(rate, baseline.meanMs, estimate);
       if (drained < next) next = drained;
       reason = 'baseline-raised';
-      this.endSlowStart(now, 'set');
-      this.jumpDrain = true;
+      this.endSlowStart(now, 'jump');
     } else if (!latencyShrink(reason)) {
       if (reason === 'queue-within-band') baseline.held();
       else baseline.endDescent();
@@ -639,7 +632,7 @@ export class LimitControlLoop implements LimitController {
     // After a slow start (its drain, settling and baseline window) the limit is whole calls: a
     // measurement needs a steady load, and the extra call error diffusion would admit is queue the
     // drain is there to empty. A jump's drain aims at the new served concurrency and keeps it (adr/0096).
-    const measuring = tuning.measureWholeCalls && !this.jumpDrain && this.baselineWindow !== 'none';
+    const measuring = tuning.measureWholeCalls && this.exit !== 'jump' && this.baselineWindow !== 'none';
     return this.apply(this.clamp(next), reason, now, tuning.dither && !measuring);
   }
 
@@ -707,11 +700,13 @@ export class LimitControlLoop implements LimitController {
     return weight >= ROUND_SAMPLES ? Math.sqrt(this.spreadSquares / weight) : this.tuning.spreadPrior;
   }
 
-  // The samples a re-measured baseline needs at a concurrency L (adr/0122): a baseline a share e low reads L e calls of
-  // queue that are not there, and vegas stops growing once they pass alpha(L). So e, at startupNoiseZ standard errors
-  // (the rounds' spread as the cv), stays under alpha(L) / L; at most firstBaselineSamples, at least baselineSamples.
+  // The samples a baseline window needs: firstBaselineSamples until one measured it (adr/0089). A re-measure at a
+  // concurrency L (adr/0122): a baseline a share e low reads L e calls of queue that are not there, and vegas stops
+  // growing once they pass alpha(L). So e, at startupNoiseZ standard errors (the rounds' spread as the cv), stays under
+  // alpha(L) / L; at most firstBaselineSamples, at least baselineSamples.
   private samplesFor(concurrency: number): number {
     const { baselineSamples, firstBaselineSamples, startupNoiseZ } = this.tuning;
+    if (!this.baselineMeasured) return firstBaselineSamples;
     if (this.alpha === undefined) return baselineSamples;
     const n = ((startupNoiseZ * this.spread() * concurrency) / this.alpha(concurrency)) ** 2;
     const capped = n < firstBaselineSamples ? Math.ceil(n) : firstBaselineSamples;
@@ -760,17 +755,17 @@ export class LimitControlLoop implements LimitController {
   }
 
   /** Ends the slow start: the next clean window, with calls admitted from now on, measures the baseline. */
-  private endSlowStart(now: number, mode = this.pendingBaseline): void {
-    this.slowStart = this.suspect = this.appLimitedExit = false;
+  private endSlowStart(now: number, exit: SlowStartExit): void {
+    this.slowStart = this.suspect = false;
+    this.exit = exit;
     if (!this.algorithm.latencyDriven) return;
-    this.baselineWindow = this.tuning.drainOnExit ? mode : 'offer';
+    this.baselineWindow = this.tuning.drainOnExit ? (exit === 'jump' ? 'set' : this.pendingBaseline) : 'offer';
     this.sampleFrom = this.tuning.drainOnExit ? now : -Infinity;
     this.settling = this.tuning.drainOnExit ? 1 : 0;
-    this.jumpDrain = false;
     // Sized for the concurrency the last window used (within the limits, at most the estimate): an app-limited
     // client's limit (appLimitedFactor x its peak in-flight) runs far above it.
     const used = this.lastWindowInflight;
-    this.remeasureSamples = this.samplesFor(used < this.estimate ? this.clamp(used) : this.estimate);
+    this.baselineWindowSamples = this.samplesFor(used < this.estimate ? this.clamp(used) : this.estimate);
   }
 
   // The idle rule (adr/0031): after idleAfterMs without a lesson, drop the stale window and smoothing and
