@@ -366,17 +366,13 @@ export class LimitControlLoop implements LimitController {
     const rate = summary.durationMs > 0 ? summary.samples / summary.durationMs : 0;
     const spans = summary.durationMs / floorMs;
     summary.floorSpans = tuning.noQueueGrowthPerFloor && spans > 1 ? spans : 1;
-    // `statMs`: the window mean for vegas (Little's law counts queues in means, adr/0048), the quantile for gradient2.
-    let statMs = Number.NaN;
-    let meanMs = Number.NaN;
-    summary.meanNoise = 0;
-    if (summary.samples > 0) {
-      meanMs = window.latencyMean();
-      statMs = steersOnMean ? meanMs : window.latencyQuantile();
-      // noiseZ relative standard errors of the mean; only vegas, which steers on the mean, reads it.
-      summary.meanNoise = tuning.noiseZ * (window.latencyCv() / Math.sqrt(summary.samples));
-      this.signal.add(statMs);
-    }
+    // `statMs`: the window mean for vegas (Little's law counts queues in means, adr/0048), the quantile for gradient2;
+    // both NaN without samples, which the signal ignores.
+    const meanMs = window.latencyMean();
+    const statMs = steersOnMean ? meanMs : window.latencyQuantile();
+    this.signal.add(statMs);
+    // noiseZ relative standard errors of the mean; only vegas, which steers on the mean, reads it.
+    summary.meanNoise = summary.samples > 0 ? tuning.noiseZ * (window.latencyCv() / Math.sqrt(summary.samples)) : 0;
     // Only timeouts beyond a healthy upstream's tail are reduce signals (adr/0037).
     const timeouts = summary.timeouts;
     if (latencyDriven && tuning.timeoutTail) summary.timeouts = this.tail.excess(timeouts, summary.reached, tuning);
@@ -390,12 +386,11 @@ export class LimitControlLoop implements LimitController {
     const clean = unrefused && summary.timeouts === 0;
     const slowStart = this.slowStart;
     let measured = false;
-    // The latency that shows the upstream slower after a drain (NaN: not shown), and the completion rate
-    // (a share of the exit round's) to go back to at that latency: the drain went too deep.
-    let slowerMs = Number.NaN;
-    let slowerRate = 0;
+    // The limit to go back to when the upstream shows slower after a drain (NaN: it did not): the drain went too deep.
+    // Little's law: a completion rate (a share of the exit round's) x the slower latency and the hold after a mark.
+    let drainBack = Number.NaN;
+    summary.latencyMs = statMs;
     if (slowStart) {
-      summary.latencyMs = statMs;
       // A provisional baseline (telemetry, the starved-timeout rule) until a drained window measures one.
       if (clean && baseline.valueMs !== baseline.valueMs) baseline.offer(statMs, meanMs);
     } else if (this.settling > 0) {
@@ -411,8 +406,7 @@ export class LimitControlLoop implements LimitController {
       // queue the drain left has had its time, so the upstream itself is slower (a latency cliff).
       // Re-aim the drain with that latency; the baseline window measures there (adr/0091).
       if (ranOut && this.exit === 'jump' && this.above(meanMs, n, tuning.raiseRatio * noLoadMs, this.noLoadCount)) {
-        slowerMs = meanMs;
-        slowerRate = tuning.drainGain * this.exitRate;
+        drainBack = tuning.drainGain * this.exitRate * (meanMs + this.exitAfterMarkMs);
       }
       summary.latencyMs = Number.NaN;
       measured = true;
@@ -430,11 +424,10 @@ export class LimitControlLoop implements LimitController {
       const valueMeanMs = pool ? valueMs : meanMs;
       const set = this.baselineWindow === 'set';
       measured = set ? baseline.set(valueMs, valueMeanMs) : baseline.offer(valueMs, valueMeanMs) !== 'none';
-      if (measured && baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) {
-        slowerMs = baseline.meanMs;
-        slowerRate = this.exitRate;
-      }
       if (measured) {
+        if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) {
+          drainBack = this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
+        }
         this.baselineMeasured = true;
         this.exitRate = 0;
       }
@@ -449,7 +442,6 @@ export class LimitControlLoop implements LimitController {
       // Its mean falls with it, not to this window's: the window before a jump holds both latencies (adr/0101).
       if (clean && baseline.valueMs === baseline.valueMs) baseline.fall(this.signal.smoothedMs);
       else if (clean) baseline.offer(statMs, meanMs);
-      summary.latencyMs = statMs;
     }
     summary.baselineMs = baseline.valueMs;
 
@@ -462,6 +454,7 @@ export class LimitControlLoop implements LimitController {
     const pressured = latencyDriven && (summary.overloads > 0 || summary.timeouts > 0);
     if (pressured) {
       if (next > estimate) next = estimate;
+      reason = summary.overloads > 0 ? 'overload' : 'timeout';
       if (summary.overloads > 0) {
         // Cut to the concurrency served (adr/0046): completion rate x no-load latency (Little's
         // law), and hold there for a while: each probe past a hard cap is a burst of refusals.
@@ -471,10 +464,7 @@ export class LimitControlLoop implements LimitController {
         // An early-closed window's estimate is noisy: one under a limit served in full is that limit.
         const measured = served === served ? Math.round(served) : estimate;
         const target = this.servedLimit === measured + 1 ? this.servedLimit : measured;
-        if (target < next) {
-          next = target;
-          reason = 'overload';
-        }
+        if (target < next) next = target;
         // Not from the floor: a cap under minLimit cannot be kept to, and a refusal there is no
         // probe past one (one bad replica refusing at random held the limit at 1 for a minute; adr/0098).
         if (tuning.overloadHoldMs > 0 && estimate > this.minLimit) {
@@ -493,7 +483,6 @@ export class LimitControlLoop implements LimitController {
           reason = 'timeout';
         }
       }
-      if (reason !== 'overload' && reason !== 'timeout') reason = summary.overloads > 0 ? 'overload' : 'timeout';
     }
 
     if (slowStart) {
@@ -556,11 +545,10 @@ export class LimitControlLoop implements LimitController {
       if (!pressured) {
         next = estimate;
         reason = 'warming-up';
-        // A slower upstream means the drain went too deep: back to slowerRate x the new latency.
+        // A slower upstream means the drain went too deep: back to `drainBack`, at most the exit's limit.
         // Otherwise Vegas grows from the drained limit (jumping back at once would load an upstream others still measure).
-        const target = slowerRate * (slowerMs + this.exitAfterMarkMs);
-        if (target > estimate) {
-          next = target < this.exitLimit ? target : this.exitLimit;
+        if (drainBack > estimate) {
+          next = drainBack < this.exitLimit ? drainBack : this.exitLimit;
           reason = 'drain';
         }
       }
@@ -609,7 +597,7 @@ export class LimitControlLoop implements LimitController {
         }
       }
     }
-    if (!(next === next) || next === Infinity || next === -Infinity) {
+    if (!Number.isFinite(next)) {
       next = estimate;
       reason = 'invalid-step';
     }
