@@ -221,9 +221,7 @@ export class LimitControlLoop implements LimitController {
     const starved = verdict === 'timeout' && latencyMs < this.baseline.valueMs;
     const stale = verdict === 'overload' && now - heldMs < this.overloadFrom;
     this.window.settledAt = now;
-    if (!starved && !stale && this.window.recordSettle(observation, inflight, false)) {
-      this.lastLearnedAt = now;
-    }
+    if (!starved && !stale && this.window.recordSettle(observation, inflight, false)) this.lastLearnedAt = now;
     const changed = sample && this.slowStart && this.roundSample(observation, inflight);
     if (now < this.nextCheckAt) return changed;
     return this.check() || changed;
@@ -275,9 +273,7 @@ export class LimitControlLoop implements LimitController {
     const stale = sample ? startedAt < this.sampleFrom : verdict === 'overload' && startedAt < this.overloadFrom;
     const atMark = observation === this.markObservation;
     this.window.settledAt = now;
-    if (!starved && !stale && this.window.recordSettle(observation, inflight, atMark)) {
-      this.lastLearnedAt = now;
-    }
+    if (!starved && !stale && this.window.recordSettle(observation, inflight, atMark)) this.lastLearnedAt = now;
     const changed = sample && (this.slowStart || this.settling > 0) && this.roundSample(observation, inflight);
     if (now < this.nextCheckAt) return changed;
     return this.check() || changed;
@@ -295,26 +291,21 @@ export class LimitControlLoop implements LimitController {
     const ready = this.slowStart
       ? window.roundTrip || window.ready(now, floorMs)
       : this.settling > 0
-        ? (window.roundTrip && this.settlingRoundDone(now)) || window.ready(now, floorMs)
+        ? (window.roundTrip && this.settlingRoundDone()) || window.ready(now, floorMs)
         : window.ready(now, floorMs, this.baselineWindow === 'none' ? undefined : this.baselineWindowSamples);
     return ready ? this.closeWindow(now) : false;
   }
 
   // A jump's settling round also waits for the ROUND_SAMPLES answers its back test needs (one call at 20 ms answers 5
   // a check), unless it holds a raw timeout or refusal (acted on at once) or the settling's minWindowMs is up (adr/0119).
-  private settlingRoundDone(now: number): boolean {
+  private settlingRoundDone(): boolean {
     const window = this.window;
     return (
       this.exit !== 'jump' ||
       window.samples >= ROUND_SAMPLES ||
       window.overloads + window.timeouts > 0 ||
-      this.settlingRanOut(now)
+      this.settledAt - this.sampleFrom >= this.config.minWindowMs
     );
-  }
-
-  /** minWindowMs since the drain (`sampleFrom` holds its time while settling): the settling's longest (adr/0045). */
-  private settlingRanOut(now: number): boolean {
-    return now - this.sampleFrom >= this.config.minWindowMs;
   }
 
   setLimit(limit: number, now: number): boolean {
@@ -351,11 +342,7 @@ export class LimitControlLoop implements LimitController {
   }
 
   private closeWindow(now: number): boolean {
-    const window = this.window;
-    const summary = this.summary;
-    const baseline = this.baseline;
-    const tuning = this.tuning;
-    const estimate = this.estimate;
+    const { window, summary, baseline, tuning, estimate } = this;
     const latencyDriven = this.algorithm.latencyDriven;
     const steersOnMean = this.config.algorithm === 'vegas';
     // The floor this window was held to: vegas's no-queue growth is per floor spanned (adr/0090).
@@ -400,7 +387,7 @@ export class LimitControlLoop implements LimitController {
       const noLoadMs = this.noLoadMs();
       const back = n >= ROUND_SAMPLES && !this.above(meanMs, n, noLoadMs, this.noLoadCount);
       this.nextCohort(now, false);
-      const ranOut = !back && this.settlingRanOut(now);
+      const ranOut = !back && now - this.sampleFrom >= this.config.minWindowMs;
       if (back || ranOut) this.settling = 0;
       // Still raiseRatio x the no-load level, past the noise, minWindowMs after the drain: whatever
       // queue the drain left has had its time, so the upstream itself is slower (a latency cliff).
@@ -489,16 +476,18 @@ export class LimitControlLoop implements LimitController {
       // Only a round whose demand reached the limit is tested (an app-limited slow start's
       // hundreds of rounds would end it by chance), unless it rose past raiseRatio.
       const binding = summary.peakInflight >= Math.floor(this.roundLimit);
+      const logMean = window.latencyLogMean();
       const rose =
         clean &&
         latencyDriven &&
-        this.roundQueued(window.latencyLogMean(), summary.samples) &&
+        this.roundQueued(logMean, summary.samples) &&
         (binding || meanMs >= tuning.raiseRatio * this.referenceMs);
       // A rise ends the slow start when the next round confirms it and the suspect round's cohort rose over the
       // pooled cohorts too: rounds' own completions read low while the limit grows (the slow calls come a round
-      // late), so the vote compares cohorts with cohorts (adr/0110). A vetoed rise stays suspect. A reduce signal
-      // ends the slow start at once.
-      const queued = rose && ((this.suspect && this.cohortRose()) || tuning.confirmRounds === 0);
+      // late), so the vote compares cohorts with cohorts (adr/0110). A vetoed rise stays suspect; with the vote off,
+      // or either side empty, the rise stands. A reduce signal ends the slow start at once.
+      const vote = !tuning.cohortConfirm || this.cohortCount === 0 || this.noLoadCount === 0 || this.cohortAbovePool();
+      const queued = rose && ((this.suspect && vote) || tuning.confirmRounds === 0);
       if (rose && !queued) this.suspect = true;
       else if (!rose && clean) this.suspect = false;
       // After startupIdleRounds rounds without growth the slow start has nothing to find (adr/0045).
@@ -508,7 +497,7 @@ export class LimitControlLoop implements LimitController {
       if (!over) {
         next = estimate;
         reason = 'slow-start';
-        const logMean = window.latencyLogMean();
+        this.roundLimit = estimate;
         if (clean && summary.samples >= 2) {
           this.spreadWeight += summary.samples;
           this.spreadSquares += summary.samples * window.latencyLogVariance();
@@ -538,7 +527,6 @@ export class LimitControlLoop implements LimitController {
           next = estimate;
         }
       }
-      this.roundLimit = next > this.minLimit ? next : this.minLimit;
       this.nextCohort(now, clean && !rose);
     } else if (measured) {
       // The settling and baseline windows only measure (reduce signals still cut).
@@ -657,11 +645,6 @@ export class LimitControlLoop implements LimitController {
     return logMean > referenceLog + Math.log1p(this.noiseBound(samples, this.referenceSamples));
   }
 
-  /** The cohort vote (adr/0110): the last round's cohort rose over the no-load pool; true if off or either empty. */
-  private cohortRose(): boolean {
-    return !this.tuning.cohortConfirm || this.cohortCount === 0 || this.noLoadCount === 0 || this.cohortAbovePool();
-  }
-
   /** Whether the cohort's mean is above the no-load pool's past the noise bound (false for an empty pool: NaN). */
   private cohortAbovePool(): boolean {
     const count = this.cohortCount;
@@ -778,17 +761,13 @@ export class LimitControlLoop implements LimitController {
   // diffusion, so the admitted limit averages it (floored, 1.9 and 2.1 would admit 1 and 2).
   private apply(next: number, reason: LimitChangeReason, now: number, dither = false): boolean {
     const from = this.limit;
-    let to = Math.floor(next);
-    if (dither) {
-      const target = next + this.carry;
-      to = this.clamp(Math.floor(target));
-      // A shrinking window never raises the admitted limit (adr/0035).
-      if (next < this.estimate && to > from) to = from;
-      this.carry = target - to;
-      if (this.carry > 1 || this.carry < -1) this.carry = 0;
-    } else {
-      this.carry = 0;
-    }
+    // (`next` is within the guardrails, whole calls both: only the carry can take the floor outside them.)
+    const target = dither ? next + this.carry : next;
+    let to = this.clamp(Math.floor(target));
+    // A shrinking window never raises the admitted limit (adr/0035).
+    if (dither && next < this.estimate && to > from) to = from;
+    this.carry = dither ? target - to : 0;
+    if (this.carry > 1 || this.carry < -1) this.carry = 0;
     this.changeDirection = next > this.estimate ? 'grow' : next < this.estimate ? 'shrink' : 'hold';
     this.estimate = next;
     this.limit = to;
