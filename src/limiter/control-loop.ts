@@ -142,10 +142,10 @@ export class LimitControlLoop implements LimitController {
   private spreadWeight = 0;
   private spreadSquares = 0;
   /**
-   * After a drain, calls admitted from `sampleFrom` (the drain's time, which the settling also reads)
-   * measure the baseline: 'set' it, or 'offer' (only lowers).
+   * After a slow start: 'settling' while its drain lets the queue go, then 'open': calls admitted from `sampleFrom`
+   * (the drain's time, which the settling also reads) measure the baseline.
    */
-  private baselineWindow: 'none' | 'set' | 'offer' = 'none';
+  private baselineWindow: 'none' | 'settling' | 'open' = 'none';
   private sampleFrom = -Infinity;
   /** The exit round's completion rate (per ms) and limit, for the baseline window after a drain. */
   private exitRate = 0;
@@ -154,15 +154,13 @@ export class LimitControlLoop implements LimitController {
   private exitLimit = 0;
   /** What ended the last slow start, and so began the drain being settled and the baseline window. */
   private exit: SlowStartExit = 'queued';
-  /** Windows still to let pass after a drain before one measures the baseline (only during a baselineWindow). */
-  private settling = 0;
   /** The baseline was measured once: later baseline windows are re-measures (adr/0089). */
   private baselineMeasured = false;
   /** The samples the current baseline window needs (see `samplesFor`): set when the slow start or a jump drains. */
   private baselineWindowSamples = 0;
   /** vegas's alpha, which sizes a re-measure; undefined for the other algorithms or with remeasureForLimit off. */
   private readonly alpha: BandFunction | undefined;
-  /** What the current slow start's drain window does with the baseline. */
+  /** What the current slow start's baseline window does with the baseline: 'set' it, or 'offer' (only lowers). */
   private pendingBaseline: 'set' | 'offer' = 'set';
   /** The concurrency an overload window showed the upstream serves; growth holds there until `overloadUntil`. */
   private overloadCeiling = Number.NaN;
@@ -274,7 +272,8 @@ export class LimitControlLoop implements LimitController {
     const atMark = observation === this.markObservation;
     this.window.settledAt = now;
     if (!starved && !stale && this.window.recordSettle(observation, inflight, atMark)) this.lastLearnedAt = now;
-    const changed = sample && (this.slowStart || this.settling > 0) && this.roundSample(observation, inflight);
+    const changed =
+      sample && (this.slowStart || this.baselineWindow === 'settling') && this.roundSample(observation, inflight);
     if (now < this.nextCheckAt) return changed;
     return this.check() || changed;
   }
@@ -290,7 +289,7 @@ export class LimitControlLoop implements LimitController {
     // minSamples (undefined).
     const ready = this.slowStart
       ? window.roundTrip || window.ready(now, floorMs)
-      : this.settling > 0
+      : this.baselineWindow === 'settling'
         ? (window.roundTrip && this.settlingRoundDone()) || window.ready(now, floorMs)
         : window.ready(now, floorMs, this.baselineWindow === 'none' ? undefined : this.baselineWindowSamples);
     return ready ? this.closeWindow(now) : false;
@@ -380,7 +379,7 @@ export class LimitControlLoop implements LimitController {
     if (slowStart) {
       // A provisional baseline (telemetry, the starved-timeout rule) until a drained window measures one.
       if (clean && baseline.valueMs !== baseline.valueMs) baseline.offer(statMs, meanMs);
-    } else if (this.settling > 0) {
+    } else if (this.baselineWindow === 'settling') {
       // Settling: one-round-trip rounds (a jump's wait for ROUND_SAMPLES answers, adr/0119) until latency is back at the
       // no-load level, at most minWindowMs, so the overshoot's queue drains before the baseline window (adr/0045).
       const n = summary.samples;
@@ -388,7 +387,7 @@ export class LimitControlLoop implements LimitController {
       const back = n >= ROUND_SAMPLES && !this.above(meanMs, n, noLoadMs, this.noLoadCount);
       this.nextCohort(now, false);
       const ranOut = !back && now - this.sampleFrom >= this.config.minWindowMs;
-      if (back || ranOut) this.settling = 0;
+      if (back || ranOut) this.baselineWindow = 'open';
       // Still raiseRatio x the no-load level, past the noise, minWindowMs after the drain: whatever
       // queue the drain left has had its time, so the upstream itself is slower (a latency cliff).
       // Re-aim the drain with that latency; the baseline window measures there (adr/0091).
@@ -397,7 +396,7 @@ export class LimitControlLoop implements LimitController {
       }
       summary.latencyMs = Number.NaN;
       measured = true;
-    } else if (clean && this.baselineWindow !== 'none') {
+    } else if (clean && this.baselineWindow === 'open') {
       // The window after a drain measures the no-load latency (adr/0045). After an app-limited slow start its cohorts
       // are no-load samples too, if a few percent low (a cohort closes before its slowest calls): a window low traffic
       // closed under minSamples errs more and pools them, unless the two differ past the noise (the upstream changed
@@ -409,7 +408,8 @@ export class LimitControlLoop implements LimitController {
       const pool = short && !this.above(meanMs, n, poolMs, count) && !this.above(poolMs, count, meanMs, n);
       const valueMs = pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
       const valueMeanMs = pool ? valueMs : meanMs;
-      const set = this.baselineWindow === 'set';
+      // 'set' after a jump, else as startSlowStart chose (that holds until the next slow start); no drain: 'offer'.
+      const set = tuning.drainOnExit && (this.exit === 'jump' || this.pendingBaseline === 'set');
       measured = set ? baseline.set(valueMs, valueMeanMs) : baseline.offer(valueMs, valueMeanMs) !== 'none';
       if (measured) {
         if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) {
@@ -730,9 +730,8 @@ export class LimitControlLoop implements LimitController {
     this.slowStart = this.suspect = false;
     this.exit = exit;
     if (!this.algorithm.latencyDriven) return;
-    this.baselineWindow = this.tuning.drainOnExit ? (exit === 'jump' ? 'set' : this.pendingBaseline) : 'offer';
+    this.baselineWindow = this.tuning.drainOnExit ? 'settling' : 'open';
     this.sampleFrom = this.tuning.drainOnExit ? now : -Infinity;
-    this.settling = this.tuning.drainOnExit ? 1 : 0;
     // Sized for the concurrency the last window used (within the limits, at most the estimate): an app-limited
     // client's limit (appLimitedFactor x its peak in-flight) runs far above it.
     const used = this.lastWindowInflight;
