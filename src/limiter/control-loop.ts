@@ -30,15 +30,11 @@ type Band = { readonly alpha: BandFunction; readonly beta: BandFunction };
 
 /** vegas's band: the user's, else the tuning's shape; the shipped shape shares the default functions (233 B a key). */
 function bandFor(config: ControlConfig, tuning: ControlTuning): Band {
-  const shipped =
-    tuning.alphaPower === ALPHA_POWER && tuning.betaRatio === BETA_RATIO && tuning.alphaScale === ALPHA_SCALE;
-  const band = shipped
-    ? { alpha: defaultAlpha, beta: defaultBeta }
-    : bandOf(tuning.alphaPower, tuning.betaRatio, tuning.alphaScale);
-  return {
-    alpha: config.alpha === defaultAlpha ? band.alpha : config.alpha,
-    beta: config.beta === defaultBeta ? band.beta : config.beta,
-  };
+  const { alpha, beta } = config;
+  const { alphaPower, betaRatio, alphaScale } = tuning;
+  if (alphaPower === ALPHA_POWER && betaRatio === BETA_RATIO && alphaScale === ALPHA_SCALE) return { alpha, beta };
+  const tuned = bandOf(alphaPower, betaRatio, alphaScale);
+  return { alpha: alpha === defaultAlpha ? tuned.alpha : alpha, beta: beta === defaultBeta ? tuned.beta : beta };
 }
 
 function createAlgorithm(config: ControlConfig, tuning: ControlTuning, band: Band): LimitAlgorithm {
@@ -341,7 +337,7 @@ export class LimitControlLoop implements LimitController {
   }
 
   private closeWindow(now: number): boolean {
-    const { window, summary, baseline, tuning, estimate } = this;
+    const { window, summary, baseline, tuning, estimate, decision } = this;
     const latencyDriven = this.algorithm.latencyDriven;
     const steersOnMean = this.config.algorithm === 'vegas';
     // The floor this window was held to: vegas's no-queue growth is per floor spanned (adr/0090).
@@ -432,7 +428,6 @@ export class LimitControlLoop implements LimitController {
     }
     summary.baselineMs = baseline.valueMs;
 
-    const decision = this.decision;
     this.algorithm.step(estimate, summary, decision);
     let next = decision.estimate;
     let reason = decision.reason;
