@@ -185,8 +185,7 @@ export class LimitControlLoop implements LimitController {
     const band = bandFor(config, tuning);
     this.algorithm = createAlgorithm(config, tuning, band);
     this.alpha = config.algorithm === 'vegas' && tuning.remeasureForLimit ? band.alpha : undefined;
-    const { overloadCloseShare, overloadCloseMinAnswers } = tuning;
-    this.window = new SamplingWindow({ ...config, overloadCloseShare, overloadCloseMinAnswers });
+    this.window = new SamplingWindow({ ...config, ...tuning });
     this.baseline = new Baseline(tuning);
     this.startSlowStart('set');
   }
@@ -243,7 +242,6 @@ export class LimitControlLoop implements LimitController {
     return this.estimate < cap ? this.apply(this.clamp(grown < cap ? grown : cap), 'slow-start', now) : false;
   }
 
-  /** The full path of `observe` (see there). */
   private observeInFull(observation: Observation, inflight: number, marked: boolean): boolean {
     const now = this.settledAt;
     const verdict = observation.verdict;
@@ -545,12 +543,8 @@ export class LimitControlLoop implements LimitController {
     } else if (!latencyShrink(reason)) {
       if (reason === 'queue-within-band') baseline.held();
       else baseline.endDescent();
-    } else if (
-      latencyDriven &&
-      clean &&
-      baseline.shrinking(statMs, meanMs, summary.meanInflight, estimate <= this.minLimit)
-    ) {
-      // Slower, not busier (adr/0047): hold, and find the capacity anew.
+    } else if (clean && baseline.shrinking(statMs, meanMs, summary.meanInflight, estimate <= this.minLimit)) {
+      // Slower, not busier (adr/0047): hold, and find the capacity anew. (Only vegas and gradient2 shrink on latency.)
       next = estimate;
       reason = 'baseline-raised';
       this.startSlowStart('set');
