@@ -479,8 +479,8 @@ export class LimitControlLoop implements LimitController {
       // pooled cohorts too: rounds' own completions read low while the limit grows (the slow calls come a round
       // late), so the vote compares cohorts with cohorts (adr/0110). A vetoed rise stays suspect; with the vote off,
       // or either side empty, the rise stands. A reduce signal ends the slow start at once.
-      const vote = !tuning.cohortConfirm || this.cohortCount === 0 || this.noLoadCount === 0 || this.cohortAbovePool();
-      const queued = rose && ((this.suspect && vote) || tuning.confirmRounds === 0);
+      const noVote = !tuning.cohortConfirm || this.cohortCount === 0 || this.noLoadCount === 0;
+      const queued = rose && ((this.suspect && (noVote || this.cohortAbovePool())) || tuning.confirmRounds === 0);
       if (rose && !queued) this.suspect = true;
       else if (!rose && clean) this.suspect = false;
       // After startupIdleRounds rounds without growth the slow start has nothing to find (adr/0045).
