@@ -511,7 +511,7 @@ export class LimitControlLoop implements LimitController {
         // A reduce signal ends the slow start with a drain too (adr/0092, adr/0093): its cut comes
         // from one short round, and whatever queue an overestimate leaves, the baseline window counts.
         if ((queued || pressured) && tuning.drainOnExit) {
-          const bdp = this.drainTarget(rate, this.noLoadMs(), estimate);
+          const bdp = this.drainTarget(rate, this.noLoadMs());
           const from = pressured ? next : estimate;
           next = bdp < from ? bdp : from;
           if (!pressured || bdp < from) reason = 'drain';
@@ -533,10 +533,10 @@ export class LimitControlLoop implements LimitController {
           reason = 'drain';
         }
       }
-    } else if (latencyDriven && unrefused && tuning.jumpRestart && this.jumped(statMs, estimate)) {
+    } else if (latencyDriven && unrefused && tuning.jumpRestart && this.jumped(statMs)) {
       // A raiseRatio-fold jump at a limit that did not grow: the upstream changed, or demand rose
       // past its capacity. Drain and measure the baseline anew (adr/0047).
-      const drained = this.drainTarget(rate, baseline.meanMs, estimate);
+      const drained = this.drainTarget(rate, baseline.meanMs);
       if (drained < next) next = drained;
       reason = 'baseline-raised';
       this.endSlowStart(now, 'jump');
@@ -603,25 +603,25 @@ export class LimitControlLoop implements LimitController {
 
   // A drain's target (BBR's Drain; Little's law): drainGain x completion rate x (no-load mean + hold after a mark).
   // Keeps the exit for the baseline window's restore.
-  private drainTarget(rate: number, noLoadMs: number, estimate: number): number {
+  private drainTarget(rate: number, noLoadMs: number): number {
     const afterMarkMs = this.window.afterMarkMeanMs();
     this.exitRate = rate;
     this.exitAfterMarkMs = afterMarkMs;
-    this.exitLimit = estimate;
+    this.exitLimit = this.estimate;
     return rate * (noLoadMs + afterMarkMs) * this.tuning.drainGain;
   }
 
   // A raiseRatio-fold rise over the baseline and, at a limit that did not grow, over the last window or the one
   // before it (a change inside a window spreads its rise over two, adr/0103). If the limit grew in between, the
   // rise must also exceed what that growth can queue: a window at most doubles the limit.
-  private jumped(statMs: number, estimate: number): boolean {
+  private jumped(statMs: number): boolean {
     const ratio = this.tuning.raiseRatio;
     if (!(statMs >= ratio * this.baseline.valueMs)) return false;
     const last = this.lastWindowLimit;
-    if (this.lastWindowMs > 0 && statMs >= ratio * this.lastWindowMs && estimate <= last) return true;
+    if (this.lastWindowMs > 0 && statMs >= ratio * this.lastWindowMs && this.estimate <= last) return true;
     const prior = this.priorWindowLimit;
     const grown = last > prior ? MAX_WINDOW_GROWTH : 1;
-    return this.priorWindowMs > 0 && estimate <= prior && statMs >= ratio * grown * this.priorWindowMs;
+    return this.priorWindowMs > 0 && this.estimate <= prior && statMs >= ratio * grown * this.priorWindowMs;
   }
 
   /** Whether a round's mean log latency rose over the reference past the noise bound (adr/0045); false while it is young. */
