@@ -147,9 +147,8 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       return Promise.reject(this.limitExceeded(now));
     }
     const waiter = new Waiter(this, signal, deadlineAt, budgetMs, now);
-    const woken = new Promise<void>((resolve, reject) => {
+    const woken = new Promise<void>((resolve) => {
       waiter.resolve = resolve;
-      waiter.reject = reject;
     });
     if (this.queue === undefined) {
       this.queue = new WaitQueue<Waiter>(this.order);
@@ -163,7 +162,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       signal?.addEventListener('abort', waiter.onAbort);
     } catch (error) {
       // Without its timer or abort listener it could outlive its deadline or caller: it leaves now (adr/0012).
-      this.abandon(waiter, error);
+      this.drop(waiter, error);
     }
     // The claim is chained here, in the caller's own context: see ADR-0043.
     return woken.then(waiter.claim);
@@ -232,7 +231,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     // call is a queue timeout, counted as one, as if its timer had fired first.
     const now = this.clock.now();
     if (waiter.deadlineAt <= now) {
-      this.takeBack(waiter, this.goneReason(waiter, now));
+      this.drop(waiter, this.goneReason(waiter, now));
       this.afterSlotChange(now);
       throw waiter.failure;
     }
@@ -254,7 +253,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
         arm(this.clock, waiter, now);
       } catch (error) {
         // No next beat means no deadline: the waiter leaves now, with the clock's error.
-        this.abandon(waiter, error);
+        this.drop(waiter, error);
         this.afterSlotChange(now);
         return;
       }
@@ -264,7 +263,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     }
     const handed = waiter.state === HANDED;
     this.queueTimeouts++;
-    this.abandon(waiter, new TimeoutError({ timeoutMs: waiter.budgetMs, queued: true }));
+    this.drop(waiter, new TimeoutError({ timeoutMs: waiter.budgetMs, queued: true }));
     if (handed) this.afterSlotChange(this.clock.now());
   }
 
@@ -279,7 +278,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     const state = waiter.state;
     if (state !== QUEUED && state !== HANDED) return;
     this.queueAborts++;
-    this.abandon(waiter, reason);
+    this.drop(waiter, reason);
     if (state === HANDED) this.afterSlotChange(this.clock.now());
   }
 
@@ -316,14 +315,13 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     if (queue.size === 0) return;
     // LIFO serves the oldest last: sweep the dead so they hold no places (pushing arrivals into shedding) (adr/0043).
     for (let oldest = queue.peekOldest(); oldest !== undefined && isGone(oldest, now); oldest = queue.peekOldest()) {
-      queue.remove(oldest);
-      this.leave(oldest, this.goneReason(oldest, now));
+      this.drop(oldest, this.goneReason(oldest, now));
     }
     while (this.inflightCount < this.limitNow) {
       const waiter = queue.take();
       if (waiter === undefined) return;
       // Out of budget (or gone): a slot would buy it nothing, so it leaves without one.
-      if (isGone(waiter, now)) this.leave(waiter, this.goneReason(waiter, now));
+      if (isGone(waiter, now)) this.drop(waiter, this.goneReason(waiter, now));
       else this.handOff(waiter);
     }
   }
@@ -335,8 +333,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     for (let waiter = queue.peekOldest(); waiter !== undefined; ) {
       const next = queue.after(waiter);
       if (isGone(waiter, now)) {
-        queue.remove(waiter);
-        this.leave(waiter, this.goneReason(waiter, now));
+        this.drop(waiter, this.goneReason(waiter, now));
       } else {
         const goneFrom = mayBeGoneAt(waiter);
         if (goneFrom < nextGoneAt) nextGoneAt = goneFrom;
@@ -372,17 +369,27 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     let waiter = handed.peekOldest();
     while (waiter !== undefined) {
       const next = handed.after(waiter);
-      if (isGone(waiter, now)) this.takeBack(waiter, this.goneReason(waiter, now));
+      if (isGone(waiter, now)) this.drop(waiter, this.goneReason(waiter, now));
       waiter = next;
     }
   }
 
-  /** Returns a handed, unclaimed slot; the waiter's claim will throw `failure`. No observation. */
-  private takeBack(waiter: Waiter, failure: unknown): void {
-    this.handed!.remove(waiter);
+  /**
+   * Takes a waiter out, queued (or just taken from the queue) or handed a slot, failing it with `reason`: its claim
+   * throws it. A handed slot goes back unused, with no observation.
+   */
+  private drop(waiter: Waiter, reason: unknown): void {
+    const state = waiter.state;
+    if (state !== QUEUED && state !== HANDED) return;
+    waiter.list?.remove(waiter);
     waiter.state = LEFT;
-    waiter.failure = failure;
+    waiter.failure = reason;
     disarm(this.clock, waiter);
+    // A queued waiter is woken to fail; a handed one was woken already.
+    if (state === QUEUED) {
+      waiter.resolve();
+      return;
+    }
     const permit = waiter.permit!;
     waiter.permit = undefined;
     permit.active = false;
@@ -390,22 +397,6 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     this.takenBack++;
     permit.nextFree = this.freePermits;
     this.freePermits = permit;
-  }
-
-  private leave(waiter: Waiter, reason: unknown): void {
-    waiter.state = LEFT;
-    disarm(this.clock, waiter);
-    waiter.reject(reason);
-  }
-
-  /** Takes a waiter out, wherever it is (queued, or handed a slot), failing it with `error`. */
-  private abandon(waiter: Waiter, error: unknown): void {
-    if (waiter.state === QUEUED) {
-      this.queue!.remove(waiter);
-      this.leave(waiter, error);
-    } else if (waiter.state === HANDED) {
-      this.takeBack(waiter, error);
-    }
   }
 
   /** Calls that finished: admitted and settled (not in flight, not taken back unused). */

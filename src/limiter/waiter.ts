@@ -34,10 +34,10 @@ export class Waiter extends QueueNode {
   timerIsDeadline = false;
   /** Clock time of the last heartbeat (the enqueue time to begin with). */
   beatAt: number;
-  /** Why a handed slot was taken back before the waiter claimed it. */
+  /** Why the waiter left without a slot (or had its handed slot taken back): its claim throws it. */
   failure: unknown = undefined;
+  /** Wakes the waiter to claim: a handed slot, or its `failure`. */
   resolve!: () => void;
-  reject!: (reason: unknown) => void;
 
   constructor(
     private readonly admission: WaiterHost,
