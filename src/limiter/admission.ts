@@ -140,7 +140,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       queue.size !== 0 &&
       this.inflightCount + queue.size >= this.queueing!.initialFactor * this.limitNow
     ) {
-      this.sweepGone(now);
+      this.nextGoneAt = this.dropGone(queue, now);
     }
     if (mustShed(this.queueing, this.limitNow, this.inflightCount + this.queued, this.random)) {
       this.shedCount++;
@@ -311,7 +311,8 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     this.limitNow = this.controller.limit;
     const queue = this.queue;
     if (queue === undefined) return;
-    if (this.handed!.size !== 0) this.takeBackExpiredHandoffs(now);
+    // Take back unclaimed slots of gone waiters: in Workers their timers die with a cancelled request (adr/0043).
+    if (this.handed!.size !== 0) this.dropGone(this.handed!, now);
     if (queue.size === 0) return;
     // LIFO serves the oldest last: sweep the dead so they hold no places (pushing arrivals into shedding) (adr/0043).
     for (let oldest = queue.peekOldest(); oldest !== undefined && isGone(oldest, now); oldest = queue.peekOldest()) {
@@ -321,17 +322,22 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       const waiter = queue.take();
       if (waiter === undefined) return;
       // Out of budget (or gone): a slot would buy it nothing, so it leaves without one.
-      if (isGone(waiter, now)) this.drop(waiter, this.goneReason(waiter, now));
-      else this.handOff(waiter);
+      if (isGone(waiter, now)) {
+        this.drop(waiter, this.goneReason(waiter, now));
+      } else {
+        waiter.permit = this.takePermit();
+        waiter.state = HANDED;
+        this.handed!.push(waiter);
+        waiter.resolve();
+      }
     }
   }
 
-  /** Takes every gone waiter out of the queue, wherever it sits, and finds when the next may be gone. O(queue). */
-  private sweepGone(now: number): void {
-    const queue = this.queue!;
+  /** Drops every gone waiter in `list`, wherever it sits; returns when the next may be gone. O(list). */
+  private dropGone(list: WaitQueue<Waiter>, now: number): number {
     let nextGoneAt = Infinity;
-    for (let waiter = queue.peekOldest(); waiter !== undefined; ) {
-      const next = queue.after(waiter);
+    for (let waiter = list.peekOldest(); waiter !== undefined; ) {
+      const next = list.after(waiter);
       if (isGone(waiter, now)) {
         this.drop(waiter, this.goneReason(waiter, now));
       } else {
@@ -340,7 +346,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       }
       waiter = next;
     }
-    this.nextGoneAt = nextGoneAt;
+    return nextGoneAt;
   }
 
   /** Why a gone waiter leaves; counts it. */
@@ -354,24 +360,6 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       `resilix: a queued call stopped answering its heartbeat (silent ${now - waiter.beatAt} ms; ` +
         'its request was likely cancelled) and left the queue without running',
     );
-  }
-
-  private handOff(waiter: Waiter): void {
-    waiter.permit = this.takePermit();
-    waiter.state = HANDED;
-    this.handed!.push(waiter);
-    waiter.resolve();
-  }
-
-  /** Takes back unclaimed slots of gone waiters: in Workers their timers die with a cancelled request (adr/0043). */
-  private takeBackExpiredHandoffs(now: number): void {
-    const handed = this.handed!;
-    let waiter = handed.peekOldest();
-    while (waiter !== undefined) {
-      const next = handed.after(waiter);
-      if (isGone(waiter, now)) this.drop(waiter, this.goneReason(waiter, now));
-      waiter = next;
-    }
   }
 
   /**
