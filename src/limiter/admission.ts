@@ -60,18 +60,16 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   /** The permit pool, a stack linked through `nextFree` (ADR-0041). */
   private freePermits: PooledPermit | undefined = undefined;
   private admittedCount = 0;
-  /** Handed slots taken back unused: admitted, never settled (for the drain count). */
-  private takenBack = 0;
   /** No queued waiter can be gone before this (deadlines and heartbeats only move later): when a sweep may find one. */
   private nextGoneAt = Infinity;
   private shedCount = 0;
   private queueTimeouts = 0;
   private queueAborts = 0;
   private queueAbandoned = 0;
-  // Drain meter (ADR-0042): open window's start (-Infinity before the first settle), completions at that start,
+  // Drain meter (ADR-0042): open window's start (-Infinity before the first settle), completions (settles) since,
   // smoothed completions per ms (NaN, a double from the start, until a window closes).
   private drainWindowStart = -Infinity;
-  private drainWindowBase = 0;
+  private drainWindowCount = 0;
   private drainRatePerMs = NaN;
 
   constructor(config: AdmissionConfig) {
@@ -191,6 +189,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   release(permit: PooledPermit, observation: Observation, at: number | undefined): void {
     const inflight = this.inflightCount;
     this.inflightCount = inflight - 1;
+    this.drainWindowCount++;
     // `+at`: merged with the untyped `at`, the clock's double was boxed on every settle (issue 16, docs/benchmarks.md).
     // A caller that never passes `at` leaves that side uncompiled.
     const now = at === undefined ? this.clock.now() : +at;
@@ -382,24 +381,17 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     waiter.permit = undefined;
     permit.active = false;
     this.inflightCount--;
-    this.takenBack++;
     permit.nextFree = this.freePermits;
     this.freePermits = permit;
   }
 
-  /** Calls that finished: admitted and settled (not in flight, not taken back unused). */
-  private completed(): number {
-    return this.admittedCount - this.inflightCount - this.takenBack;
-  }
-
   /** Closes the window opened at `start` (`drainWindowStart` holds its end); the first settle only opens one. */
   private closeDrainWindow(start: number): void {
-    const completed = this.completed();
     if (start !== -Infinity) {
-      const rate = (completed - this.drainWindowBase) / (this.drainWindowStart - start);
+      const rate = this.drainWindowCount / (this.drainWindowStart - start);
       this.drainRatePerMs = smoothDrainRate(this.drainRatePerMs, rate);
     }
-    this.drainWindowBase = completed;
+    this.drainWindowCount = 0;
   }
 
   /** The retry hint (ADR-0042): calls ahead (all waiting, running above L - 1) at the drain pace; undefined untimed. */
@@ -408,9 +400,8 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     if (ratePerMs !== ratePerMs) {
       // Before the first window closes, the open window's pace.
       const elapsed = now - this.drainWindowStart;
-      const counted = this.completed() - this.drainWindowBase;
-      if (!(elapsed > 0) || elapsed === Infinity || counted <= 0) return undefined;
-      ratePerMs = counted / elapsed;
+      if (!(elapsed > 0) || elapsed === Infinity || this.drainWindowCount <= 0) return undefined;
+      ratePerMs = this.drainWindowCount / elapsed;
     }
     const ahead = Math.max(1, this.inflightCount + this.queued - this.limitNow + 1);
     return retryHintMs(ahead, ratePerMs);
