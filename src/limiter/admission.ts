@@ -49,7 +49,8 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   protected readonly controller: LimitController;
   protected readonly queueing: QueueingConfig | undefined;
   private readonly random: () => number;
-  private readonly order: QueueOrder;
+  /** Which waiter a freed slot goes to. */
+  readonly queueOrder: QueueOrder;
   // Waiting line, and waiters handed a slot not yet claimed (empty within a microtask). Made on the first queued
   // call: most registry keys never queue (104 bytes a limiter; ADR-0029, ADR-0086).
   private queue: WaitQueue<Waiter> | undefined = undefined;
@@ -77,7 +78,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     this.controller = config.controller;
     this.queueing = config.queueing;
     this.random = config.random;
-    this.order = config.queueOrder;
+    this.queueOrder = config.queueOrder;
     this.limitNow = config.controller.limit;
   }
 
@@ -94,11 +95,6 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   /** Calls waiting for a slot now. */
   get queued(): number {
     return this.queue === undefined ? 0 : this.queue.size;
-  }
-
-  /** Which waiter a freed slot goes to. */
-  get queueOrder(): QueueOrder {
-    return this.order;
   }
 
   /**
@@ -149,7 +145,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
       waiter.resolve = resolve;
     });
     if (this.queue === undefined) {
-      this.queue = new WaitQueue<Waiter>(this.order);
+      this.queue = new WaitQueue<Waiter>(this.queueOrder);
       this.handed = new WaitQueue<Waiter>('fifo');
     }
     this.queue.push(waiter);
@@ -166,19 +162,34 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
     return woken.then(waiter.claim);
   }
 
-  /** Sets the limit (clamped by the controller); a raise admits waiters at once (adr/0044). Returns the new limit. */
+  /**
+   * Sets the limit by hand (whole calls, clamped to minLimit..maxLimit) for every caller at once; the control loop
+   * carries on from it. A higher limit admits waiters at once (adr/0044); a lower one admits nobody new until in-flight
+   * falls under it. Returns the limit now in force.
+   */
   resize(limit: number): number {
+    if (typeof limit !== 'number' || !(limit >= 1) || limit === Infinity) {
+      const message = `resilix: limiter.resize(limit) needs a number in [1, Infinity); received ${
+        typeof limit === 'number' ? String(limit) : typeof limit
+      }`;
+      throw typeof limit === 'number' ? new RangeError(message) : new TypeError(message);
+    }
     const now = this.clock.now();
     try {
-      this.controller.setLimit(limit, now);
+      // Whole calls: a fraction would leave 'fixed' alternating between its neighbours at every window.
+      this.controller.setLimit(Math.floor(limit), now);
     } finally {
       this.afterSlotChange(now);
     }
     return this.limitNow;
   }
 
-  /** `listener` runs after the new limit applies, in the same settle or `resize`, before freed waiters are served. */
-  protected subscribeToLimit(listener: Listener<LimitChange>): Subscription {
+  /**
+   * Calls `listener` on every change of the limit (window decisions and `resize`), once the new limit applies: inside
+   * the listener `limit` is the new one and `tryAcquire()` obeys it. It runs in the same settle or `resize`, before
+   * freed waiters are served.
+   */
+  onLimitChange(listener: Listener<LimitChange>): Subscription {
     return this.controller.changes.subscribe((change) => {
       this.limitNow = this.controller.limit;
       listener(change);

@@ -21,7 +21,7 @@ import { Admission, type AdmissionCounters, type QueueingConfig } from './admiss
 import { CONTROL_DEFAULTS, resolveControlConfig, type ControlConfig, type ControlOptions } from './control-config';
 import { LimitControlLoop } from './control-loop';
 import type { ControlTuning } from './control-tuning';
-import type { LimitChange, LimitController, LimitControllerSnapshot } from './controller';
+import type { LimitController, LimitControllerSnapshot } from './controller';
 import type { QueueOrder } from './wait-queue';
 
 /** The queue's bounds, as factors of the adapting limit (spec §7; see docs/queueing.md). */
@@ -131,30 +131,6 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
   execute<T>(fn: CallFn<T>, options?: ExecuteOptions): Promise<T> {
     this.ownPlan ??= callPlan(this.clock, { limiter: this }, this.classifier);
     return runCall(this.ownPlan, fn, options);
-  }
-
-  /**
-   * Sets the limit by hand (whole calls, clamped to minLimit..maxLimit) for every caller at once; the control loop carries on from
-   * it. A higher limit admits waiters at once; a lower one admits nobody new until in-flight falls under it. Returns
-   * the limit now in force.
-   */
-  override resize(limit: number): number {
-    if (typeof limit !== 'number' || !(limit >= 1) || limit === Infinity) {
-      const message = `resilix: limiter.resize(limit) needs a number in [1, Infinity); received ${
-        typeof limit === 'number' ? String(limit) : typeof limit
-      }`;
-      throw typeof limit === 'number' ? new RangeError(message) : new TypeError(message);
-    }
-    // Whole calls: a fraction would leave 'fixed' alternating between its neighbours at every window.
-    return super.resize(Math.floor(limit));
-  }
-
-  /**
-   * Calls `listener` on every change of the limit (window decisions and `resize`), once the new limit applies: inside
-   * the listener `limit` is the new one and `tryAcquire()` obeys it.
-   */
-  onLimitChange(listener: Listener<LimitChange>): Subscription {
-    return this.subscribeToLimit(listener);
   }
 
   /**
