@@ -5,10 +5,10 @@ import { LimitExceededError } from '../errors/limit-exceeded-error';
 import { TimeoutError } from '../errors/timeout-error';
 import type { Listener, Subscription } from '../core/events';
 import type { LimitChange, LimitController } from './controller';
-import { PooledPermit, type PermitOwner } from './permit';
+import { PooledPermit } from './permit';
 import { mustShed, type QueueingConfig } from './queue-zones';
 import { DRAIN_WINDOW_MS, retryHintMs, smoothDrainRate } from './retry-hint';
-import { arm, CLAIMED, disarm, HANDED, isGone, LEFT, mayBeGoneAt, QUEUED, Waiter, type WaiterHost } from './waiter';
+import { arm, CLAIMED, disarm, HANDED, isGone, LEFT, mayBeGoneAt, QUEUED, Waiter } from './waiter';
 import { WaitQueue, type QueueOrder } from './wait-queue';
 
 export type { QueueingConfig } from './queue-zones';
@@ -43,7 +43,7 @@ export interface AdmissionCounters {
  * The enforcing half of the limiter (DESIGN.md §5), its limit from a `LimitController`. Parts: ./permit (ADR-0041),
  * ./waiter (ADR-0043), ./queue-zones (spec §7), ./retry-hint (ADR-0042).
  */
-export class Admission implements LimiterPort, PermitOwner, WaiterHost {
+export class Admission implements LimiterPort {
   /** @internal The clock every read of time goes through. */
   readonly clock: ResolvedClock;
   protected readonly controller: LimitController;
@@ -225,7 +225,7 @@ export class Admission implements LimiterPort, PermitOwner, WaiterHost {
   }
 
   /** @internal A permit's first mark (a stream's first token): the controller learns the latency; the slot is held. */
-  mark(_permit: PooledPermit, latencyMs: number, at: number | undefined): void {
+  mark(latencyMs: number, at: number | undefined): void {
     const controller = this.controller;
     if (controller.observeMark === undefined) return;
     const now = at === undefined ? this.clock.now() : at;

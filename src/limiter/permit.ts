@@ -1,11 +1,6 @@
 import type { Observation } from '../core/observation';
 import type { Permit } from '../core/ports';
-
-/** What a pooled permit goes back to when it is settled: its limiter's admission. */
-export interface PermitOwner {
-  release(permit: PooledPermit, observation: Observation, at: number | undefined): void;
-  mark(permit: PooledPermit, latencyMs: number, at: number | undefined): void;
-}
+import type { Admission } from './admission';
 
 /** A pooled permit (ADR-0041): a second settle before reuse is a no-op; after reuse it is another call's permit. */
 export class PooledPermit implements Permit {
@@ -17,7 +12,7 @@ export class PooledPermit implements Permit {
   /** @internal */
   nextFree: PooledPermit | undefined = undefined;
 
-  constructor(private readonly owner: PermitOwner) {}
+  constructor(private readonly owner: Admission) {}
 
   settle(observation: Observation, now?: number): void {
     if (!this.active) return;
@@ -28,6 +23,6 @@ export class PooledPermit implements Permit {
   mark(latencyMs: number, now?: number): void {
     if (!this.active || this.marked) return;
     this.marked = true;
-    this.owner.mark(this, latencyMs, now);
+    this.owner.mark(latencyMs, now);
   }
 }

@@ -1,6 +1,7 @@
 import type { ResolvedClock, TimerHandle } from '../core/clock';
 import { reportError } from '../core/events';
 import type { Permit } from '../core/ports';
+import type { Admission } from './admission';
 import type { PooledPermit } from './permit';
 import { QueueNode } from './wait-queue';
 
@@ -16,13 +17,6 @@ export const HANDED = 1;
 export const CLAIMED = 2;
 export const LEFT = 3;
 type WaiterState = typeof QUEUED | typeof HANDED | typeof CLAIMED | typeof LEFT;
-
-/** What a waiter's timer, abort listener and claim call back into: the admission it waits in. */
-export interface WaiterHost {
-  waiterTimer(waiter: Waiter): void;
-  waiterAborted(waiter: Waiter): void;
-  claim(waiter: Waiter): Permit;
-}
 
 /** One call waiting for a slot; its timer and abort listener live only while it waits. */
 export class Waiter extends QueueNode {
@@ -40,7 +34,8 @@ export class Waiter extends QueueNode {
   resolve!: () => void;
 
   constructor(
-    private readonly admission: WaiterHost,
+    /** What its timer, abort listener and claim call back into. */
+    private readonly admission: Admission,
     readonly signal: AbortSignal | undefined,
     readonly deadlineAt: number,
     readonly budgetMs: number,
