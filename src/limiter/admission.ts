@@ -127,14 +127,12 @@ export class Admission implements LimiterPort {
     // Where an arrival may be shed, the dead must hold no places: a live waiter nearer the served end hides dead ones
     // behind it from afterSlotChange's sweep of the oldest end. Swept only once one may be gone (nextGoneAt), so an
     // overload of live waiters does not walk the queue at every arrival.
-    const queue = this.queue;
     if (
-      queue !== undefined &&
       now >= this.nextGoneAt &&
-      queue.size !== 0 &&
-      this.inflightCount + queue.size >= this.queueing!.initialFactor * this.limitNow
+      this.queued !== 0 &&
+      this.inflightCount + this.queued >= this.queueing!.initialFactor * this.limitNow
     ) {
-      this.nextGoneAt = this.dropGone(queue, now);
+      this.nextGoneAt = this.dropGone(this.queue!, now);
     }
     if (mustShed(this.queueing, this.limitNow, this.inflightCount + this.queued, this.random)) {
       this.shedCount++;
@@ -255,6 +253,7 @@ export class Admission implements LimiterPort {
 
   /** @internal The waiter's timer fired, in its own request's context: its deadline, or a heartbeat (re-arm). */
   waiterTimer(waiter: Waiter): void {
+    waiter.hasTimer = false;
     if (waiter.state !== QUEUED && waiter.state !== HANDED) return;
     if (!waiter.timerIsDeadline) {
       const now = this.clock.now();

@@ -26,8 +26,6 @@ export class Waiter extends QueueNode {
   hasTimer = false;
   /** The armed timer is the deadline itself (not a heartbeat). */
   timerIsDeadline = false;
-  /** Clock time of the last heartbeat (the enqueue time to begin with). */
-  beatAt: number;
   /** Why the waiter left without a slot (or had its handed slot taken back): its claim throws it. */
   failure: unknown = undefined;
   /** Wakes the waiter to claim: a handed slot, or its `failure`. */
@@ -39,16 +37,13 @@ export class Waiter extends QueueNode {
     readonly signal: AbortSignal | undefined,
     readonly deadlineAt: number,
     readonly budgetMs: number,
-    enqueuedAt: number,
+    /** Clock time of the last heartbeat (the enqueue time to begin with). */
+    public beatAt: number,
   ) {
     super();
-    this.beatAt = enqueuedAt;
   }
 
-  readonly onTimer = (): void => {
-    this.hasTimer = false;
-    this.admission.waiterTimer(this);
-  };
+  readonly onTimer = (): void => this.admission.waiterTimer(this);
 
   readonly onAbort = (): void => this.admission.waiterAborted(this);
 
