@@ -7,7 +7,7 @@ import type { Listener, Subscription } from '../core/events';
 import type { LimitChange, LimitController } from './controller';
 import { PooledPermit } from './permit';
 import { mustShed, type QueueingConfig } from './queue-zones';
-import { arm, CLAIMED, disarm, HANDED, isGone, LEFT, mayBeGoneAt, QUEUED, Waiter } from './waiter';
+import { arm, disarm, isGone, mayBeGoneAt, Waiter } from './waiter';
 import { WaitQueue, type QueueOrder } from './wait-queue';
 
 export type { QueueingConfig } from './queue-zones';
@@ -161,7 +161,7 @@ export class Admission implements LimiterPort {
       signal?.addEventListener('abort', waiter.onAbort);
     } catch (error) {
       // Without its timer or abort listener it could outlive its deadline or caller: it leaves now (adr/0012).
-      this.drop(waiter, error);
+      if (waiter.list !== undefined) this.drop(waiter, error);
     }
     // The claim is chained here, in the caller's own context: see ADR-0043.
     return woken.then(waiter.claim);
@@ -241,7 +241,7 @@ export class Admission implements LimiterPort {
 
   /** @internal */
   claim(waiter: Waiter): Permit {
-    if (waiter.state !== HANDED) throw waiter.failure;
+    if (waiter.list !== this.handed) throw waiter.failure;
     // A deadline can pass between the hand-off and this continuation (a busy event loop): the slot goes back and the
     // call is a queue timeout, counted as one, as if its timer had fired first.
     const now = this.clock.now();
@@ -251,7 +251,6 @@ export class Admission implements LimiterPort {
       throw waiter.failure;
     }
     this.handed!.remove(waiter);
-    waiter.state = CLAIMED;
     disarm(this.clock, waiter);
     const permit = waiter.permit!;
     waiter.permit = undefined;
@@ -261,7 +260,7 @@ export class Admission implements LimiterPort {
   /** @internal The waiter's timer fired, in its own request's context: its deadline, or a heartbeat (re-arm). */
   waiterTimer(waiter: Waiter): void {
     waiter.hasTimer = false;
-    if (waiter.state !== QUEUED && waiter.state !== HANDED) return;
+    if (waiter.list === undefined) return;
     if (!waiter.timerIsDeadline) {
       const now = this.clock.now();
       waiter.beatAt = now;
@@ -269,7 +268,7 @@ export class Admission implements LimiterPort {
         arm(this.clock, waiter, now);
       } catch (error) {
         // No next beat means no deadline: the waiter leaves now, with the clock's error.
-        this.drop(waiter, error);
+        if (waiter.list !== undefined) this.drop(waiter, error);
         this.afterSlotChange(now);
         return;
       }
@@ -277,7 +276,7 @@ export class Admission implements LimiterPort {
       if (this.handed!.size !== 0 || this.inflightCount < this.limitNow) this.afterSlotChange(now);
       return;
     }
-    const handed = waiter.state === HANDED;
+    const handed = waiter.list === this.handed;
     this.queueTimeouts++;
     this.drop(waiter, new TimeoutError({ timeoutMs: waiter.budgetMs, queued: true }));
     if (handed) this.afterSlotChange(this.clock.now());
@@ -291,11 +290,11 @@ export class Admission implements LimiterPort {
     } catch (error) {
       reason = error;
     }
-    const state = waiter.state;
-    if (state !== QUEUED && state !== HANDED) return;
+    if (waiter.list === undefined) return;
+    const handed = waiter.list === this.handed;
     this.queueAborts++;
     this.drop(waiter, reason);
-    if (state === HANDED) this.afterSlotChange(this.clock.now());
+    if (handed) this.afterSlotChange(this.clock.now());
   }
 
   /** @internal Admission's counters, for the snapshot. */
@@ -342,7 +341,6 @@ export class Admission implements LimiterPort {
         this.drop(waiter, this.goneReason(waiter, now));
       } else {
         waiter.permit = this.takePermit();
-        waiter.state = HANDED;
         this.handed!.push(waiter);
         waiter.resolve();
       }
@@ -379,18 +377,17 @@ export class Admission implements LimiterPort {
   }
 
   /**
-   * Takes a waiter out, queued (or just taken from the queue) or handed a slot, failing it with `reason`: its claim
-   * throws it. A handed slot goes back unused, with no observation.
+   * Takes a waiter out of the queue (or one just taken from it) or out of `handed`, failing it with `reason`: its claim
+   * throws it. A handed slot goes back unused, with no observation. Callers check that it has not left already where a
+   * clock or signal that calls back may have dropped it.
    */
   private drop(waiter: Waiter, reason: unknown): void {
-    const state = waiter.state;
-    if (state !== QUEUED && state !== HANDED) return;
+    const handed = waiter.list === this.handed;
     waiter.list?.remove(waiter);
-    waiter.state = LEFT;
     waiter.failure = reason;
     disarm(this.clock, waiter);
     // A queued waiter is woken to fail; a handed one was woken already.
-    if (state === QUEUED) {
+    if (!handed) {
       waiter.resolve();
       return;
     }

@@ -11,16 +11,11 @@ const HEARTBEAT_MS = 1_000;
 // Ours (ADR-0043): a waiter this silent is gone. Ten beats: far beyond timer jitter, and bounds a ghost's stay.
 const STALE_AFTER_MS = 10 * HEARTBEAT_MS;
 
-export const QUEUED = 0;
-/** Handed a slot by a settle (or resize), not yet claimed in its own context. */
-export const HANDED = 1;
-export const CLAIMED = 2;
-export const LEFT = 3;
-type WaiterState = typeof QUEUED | typeof HANDED | typeof CLAIMED | typeof LEFT;
-
-/** One call waiting for a slot; its timer and abort listener live only while it waits. */
+/**
+ * One call waiting for a slot; its timer and abort listener live only while it waits. Its `list` says where it is:
+ * admission's queue, its `handed` (given a slot, not yet claimed), or none (claimed, or left without a slot).
+ */
 export class Waiter extends QueueNode {
-  state: WaiterState = QUEUED;
   permit: PooledPermit | undefined = undefined;
   timer: TimerHandle = undefined;
   hasTimer = false;
