@@ -252,9 +252,7 @@ export class Admission implements LimiterPort {
     }
     this.handed!.remove(waiter);
     disarm(this.clock, waiter);
-    const permit = waiter.permit!;
-    waiter.permit = undefined;
-    return permit;
+    return waiter.permit!;
   }
 
   /** @internal The waiter's timer fired, in its own request's context: its deadline, or a heartbeat (re-arm). */
@@ -328,7 +326,6 @@ export class Admission implements LimiterPort {
     if (queue === undefined) return;
     // Take back unclaimed slots of gone waiters: in Workers their timers die with a cancelled request (adr/0043).
     if (this.handed!.size !== 0) this.dropGone(this.handed!, now);
-    if (queue.size === 0) return;
     // LIFO serves the oldest last: sweep the dead so they hold no places (pushing arrivals into shedding) (adr/0043).
     for (let oldest = queue.peekOldest(); oldest !== undefined && isGone(oldest, now); oldest = queue.peekOldest()) {
       this.drop(oldest, this.goneReason(oldest, now));
@@ -392,7 +389,6 @@ export class Admission implements LimiterPort {
       return;
     }
     const permit = waiter.permit!;
-    waiter.permit = undefined;
     permit.active = false;
     this.inflightCount--;
     permit.nextFree = this.freePermits;

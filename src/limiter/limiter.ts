@@ -14,8 +14,7 @@ import {
 } from '../core/options';
 import type { Observation } from '../core/observation';
 import type { Policy } from '../core/policy';
-import type { CallPlan, LimiterPort } from '../core/ports';
-import { callPlan } from '../core/ports';
+import { callPlan, type CallPlan, type LimiterPort } from '../core/ports';
 import { runCall } from '../core/run-call';
 import { Admission, type AdmissionCounters, type QueueingConfig } from './admission';
 import { CONTROL_DEFAULTS, resolveControlConfig, type ControlConfig, type ControlOptions } from './control-config';

@@ -16,6 +16,7 @@ const STALE_AFTER_MS = 10 * HEARTBEAT_MS;
  * admission's queue, its `handed` (given a slot, not yet claimed), or none (claimed, or left without a slot).
  */
 export class Waiter extends QueueNode {
+  /** Its slot, from the hand-off on; read only while it is in `handed`. */
   permit: PooledPermit | undefined = undefined;
   timer: TimerHandle = undefined;
   hasTimer = false;
