@@ -77,12 +77,9 @@ export function disarm(clock: ResolvedClock, waiter: Waiter): void {
     }
   }
   waiter.timer = undefined;
-  const signal = waiter.signal;
-  if (signal !== undefined) {
-    try {
-      signal.removeEventListener('abort', waiter.onAbort);
-    } catch (error) {
-      reportError(error, "the caller's signal threw from removeEventListener; the queue carried on");
-    }
+  try {
+    waiter.signal?.removeEventListener('abort', waiter.onAbort);
+  } catch (error) {
+    reportError(error, "the caller's signal threw from removeEventListener; the queue carried on");
   }
 }
