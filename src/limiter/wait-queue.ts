@@ -26,7 +26,7 @@ export class WaitQueue<Node extends QueueNode> {
   /** Appends `node` at the tail. A node already in a list is a programming error. */
   push(node: Node): void {
     if (node.list !== undefined) throw new Error('resilix: internal error: a waiter joined two lists');
-    node.list = this as unknown as WaitQueue<QueueNode>;
+    node.list = this;
     node.prev = this.tail;
     node.next = undefined;
     if (this.tail === undefined) this.head = node;
@@ -54,7 +54,7 @@ export class WaitQueue<Node extends QueueNode> {
 
   /** Unlinks `node` if it is in this list; returns whether it was. O(1). */
   remove(node: Node): boolean {
-    if (node.list !== (this as unknown as WaitQueue<QueueNode>)) return false;
+    if (node.list !== this) return false;
     this.unlink(node);
     return true;
   }
