@@ -7,18 +7,11 @@ import type { Listener, Subscription } from '../core/events';
 import type { LimitChange, LimitController } from './controller';
 import { PooledPermit } from './permit';
 import { mustShed, type QueueingConfig } from './queue-zones';
+import { DRAIN_WINDOW_MS, retryHintMs, smoothDrainRate } from './retry-hint';
 import { arm, disarm, isGone, mayBeGoneAt, Waiter } from './waiter';
 import { WaitQueue, type QueueOrder } from './wait-queue';
 
 export type { QueueingConfig } from './queue-zones';
-
-// Ours (ADR-0042, the retry hint): holds several completions at 100 ms - 1 s latencies, follows a change of pace
-// within seconds.
-const DRAIN_WINDOW_MS = 1_000;
-// Ours: the newest window's EWMA weight halves history every window.
-const DRAIN_SMOOTHING = 0.5;
-// Ours: past a minute the estimate says "much later"; a Retry-After client should not be parked longer on a guess.
-const MAX_RETRY_AFTER_MS = 60_000;
 
 export interface AdmissionConfig {
   readonly clock: ResolvedClock;
@@ -48,7 +41,7 @@ export interface AdmissionCounters {
 
 /**
  * The enforcing half of the limiter (DESIGN.md §5), its limit from a `LimitController`. Parts: ./permit (ADR-0041),
- * ./waiter (ADR-0043), ./queue-zones (spec §7); the retry hint (ADR-0042) is here.
+ * ./waiter (ADR-0043), ./queue-zones (spec §7), ./retry-hint (ADR-0042).
  */
 export class Admission implements LimiterPort {
   /** @internal The clock every read of time goes through. */
@@ -399,9 +392,7 @@ export class Admission implements LimiterPort {
   private closeDrainWindow(start: number): void {
     if (start !== -Infinity) {
       const rate = this.drainWindowCount / (this.drainWindowStart - start);
-      const smoothed = this.drainRatePerMs;
-      // The first window (NaN before) sets the rate.
-      this.drainRatePerMs = smoothed !== smoothed ? rate : smoothed + DRAIN_SMOOTHING * (rate - smoothed);
+      this.drainRatePerMs = smoothDrainRate(this.drainRatePerMs, rate);
     }
     this.drainWindowCount = 0;
   }
@@ -416,7 +407,7 @@ export class Admission implements LimiterPort {
       ratePerMs = this.drainWindowCount / elapsed;
     }
     const ahead = Math.max(1, this.inflightCount + this.queued - this.limitNow + 1);
-    return Math.min(MAX_RETRY_AFTER_MS, Math.max(1, Math.ceil(ahead / ratePerMs)));
+    return retryHintMs(ahead, ratePerMs);
   }
 
   private limitExceeded(now: number): LimitExceededError {
