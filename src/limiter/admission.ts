@@ -49,8 +49,7 @@ export class Admission implements LimiterPort {
   protected readonly controller: LimitController;
   protected readonly queueing: QueueingConfig | undefined;
   private readonly random: () => number;
-  /** Which waiter a freed slot goes to. */
-  readonly queueOrder: QueueOrder;
+  private readonly order: QueueOrder;
   // Waiting line, and waiters handed a slot not yet claimed (empty within a microtask). Made on the first queued
   // call: most registry keys never queue (104 bytes a limiter; ADR-0029, ADR-0086).
   private queue: WaitQueue<Waiter> | undefined = undefined;
@@ -78,7 +77,7 @@ export class Admission implements LimiterPort {
     this.controller = config.controller;
     this.queueing = config.queueing;
     this.random = config.random;
-    this.queueOrder = config.queueOrder;
+    this.order = config.queueOrder;
     this.limitNow = config.controller.limit;
   }
 
@@ -95,6 +94,11 @@ export class Admission implements LimiterPort {
   /** Calls waiting for a slot now. */
   get queued(): number {
     return this.queue === undefined ? 0 : this.queue.size;
+  }
+
+  /** Which waiter a freed slot goes to (a getter: read-only for plain JavaScript too). */
+  get queueOrder(): QueueOrder {
+    return this.order;
   }
 
   /**
@@ -143,7 +147,7 @@ export class Admission implements LimiterPort {
       waiter.resolve = resolve;
     });
     if (this.queue === undefined) {
-      this.queue = new WaitQueue<Waiter>(this.queueOrder);
+      this.queue = new WaitQueue<Waiter>(this.order);
       this.handed = new WaitQueue<Waiter>('fifo');
     }
     this.queue.push(waiter);

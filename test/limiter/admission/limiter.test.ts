@@ -107,6 +107,15 @@ describe('limiter() options', () => {
   it('refuses options that are not an object', () => {
     expect(() => limiter(7 as never)).toThrow('resilix: limiter options must be an object; received 7');
   });
+
+  it('keeps queueOrder read-only: the order is an option, not a property to reassign later', () => {
+    const l = limiter({ queueOrder: 'fifo' });
+    expect(() => {
+      (l as { queueOrder: string }).queueOrder = 'lifo';
+    }).toThrow(TypeError);
+    expect(l.queueOrder).toBe('fifo');
+    expect(l.snapshot().queueOrder).toBe('fifo');
+  });
 });
 
 describe('limiter() as a policy', () => {
