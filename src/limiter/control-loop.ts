@@ -138,8 +138,9 @@ export class LimitControlLoop implements LimitController {
   private spreadWeight = 0;
   private spreadSquares = 0;
   /**
-   * After a slow start: 'settling' while its drain lets the queue go, then 'open': calls admitted from `sampleFrom`
-   * (the drain's time, which the settling also reads) measure the baseline.
+   * After a slow start's exit or a jump: 'settling' while the drain lets the queue go, then 'open': calls admitted from
+   * `sampleFrom` (the drain's time, which the settling also reads) measure the baseline. Without a drain (drainOnExit
+   * off) it opens at once and every call counts.
    */
   private baselineWindow: 'none' | 'settling' | 'open' = 'none';
   private sampleFrom = -Infinity;
