@@ -240,6 +240,17 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(changes.slice(3).every((change) => change.reason === 'no-queue')).toBe(true);
   });
 
+  it('re-takes the baseline on a jump after an idle restart too: a jump sets, whatever the last slow start did (adr/0031, adr/0047)', () => {
+    const controller = new LimitControlLoop(resolveControlConfig({}));
+    let at = feedWindows(controller, 20, 0, { inflight: 30 });
+    // Idle for 70 s (idleAfterMs is 60 s): the next slow start only offers (it keeps a lower baseline it knows).
+    at = feedWindows(controller, 20, at + 70_000, { inflight: 30 });
+    expect(controller.snapshot()).toMatchObject({ limit: 60, baselineMs: 100, slowStart: false });
+    // Then a failover to 300 ms: the jump's baseline window sets the baseline, which an offer could not raise.
+    feedWindows(controller, 6, at + 1, { inflight: 30, latencyMs: 300 });
+    expect(controller.snapshot().baselineMs).toBe(300);
+  });
+
   it("lowers the baseline's mean with the smoothed latency, not to the window that lowered it: a jump drains by the no-load mean (adr/0101)", () => {
     const controller = new LimitControlLoop(resolveControlConfig({}));
     let at = feedWindows(controller, 20, 0, { inflight: 30 });
