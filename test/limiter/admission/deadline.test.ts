@@ -80,6 +80,23 @@ describe('queue wait counts against the caller deadline', () => {
     expect(admission.inflight).toBe(1);
   });
 
+  it('in LIFO passes over the newest waiter when its deadline has come, and serves the older one', async () => {
+    // The newest waiter is the one LIFO takes first, past the oldest-end sweep: taken out of the queue, it leaves
+    // without a slot (a slot would buy it nothing) and the slot goes to the next.
+    let now = 0;
+    const clock = { now: () => now, setTimer: () => 0, clearTimer: () => {} };
+    const { admission } = harness({ limit: 1, clock, queueOrder: 'lifo' });
+    const [running] = fill(admission, 1);
+    const live = enqueue(admission, { deadlineAt: 500, timeoutMs: 500 });
+    const expired = enqueue(admission, { deadlineAt: 100, timeoutMs: 100 });
+    now = 100;
+    running!.settle(OK);
+    await flush();
+    expect((refusal(expired) as TimeoutError).queued).toBe(true);
+    expect(live.outcome.status).toBe('admitted');
+    expect([admission.inflight, admission.queued, admission.counters().timedOutInQueue]).toEqual([1, 0, 1]);
+  });
+
   describe('through the call runner', () => {
     function plan(limit: number, withTimeoutPolicy: boolean) {
       const fake = new FakeClock();
