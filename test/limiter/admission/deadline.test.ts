@@ -64,31 +64,24 @@ describe('queue wait counts against the caller deadline', () => {
     expect(clock.pendingTimers).toBe(0);
   });
 
-  it('passes over a waiter whose deadline has come when a slot frees, and serves the next one', async () => {
+  it.each([
+    // FIFO: the expired waiter is the oldest, which the sweep of the oldest end drops.
+    ['fifo', 'the oldest'],
+    // LIFO: it is the newest, the one LIFO takes first, past that sweep: taken out of the queue, it leaves without a
+    // slot (a slot would buy it nothing).
+    ['lifo', 'the newest'],
+  ] as const)('in %s passes over %s waiter when its deadline has come, and serves the other', async (order, _which) => {
     // A clock whose timers never fire: the waiter's own timer cannot save it (as in a cancelled
     // Workers request), so the settle must notice the deadline itself.
     let now = 0;
-    const { admission } = harness({ limit: 1, clock: { now: () => now, setTimer: () => 0, clearTimer: () => {} } });
-    const [running] = fill(admission, 1);
-    const expired = enqueue(admission, { deadlineAt: 100, timeoutMs: 100 });
-    const live = enqueue(admission, { deadlineAt: 500, timeoutMs: 500 });
-    now = 100;
-    running!.settle(OK);
-    await flush();
-    expect((refusal(expired) as TimeoutError).queued).toBe(true);
-    expect(live.outcome.status).toBe('admitted');
-    expect(admission.inflight).toBe(1);
-  });
-
-  it('in LIFO passes over the newest waiter when its deadline has come, and serves the older one', async () => {
-    // The newest waiter is the one LIFO takes first, past the oldest-end sweep: taken out of the queue, it leaves
-    // without a slot (a slot would buy it nothing) and the slot goes to the next.
-    let now = 0;
     const clock = { now: () => now, setTimer: () => 0, clearTimer: () => {} };
-    const { admission } = harness({ limit: 1, clock, queueOrder: 'lifo' });
+    const { admission } = harness({ limit: 1, clock, queueOrder: order });
     const [running] = fill(admission, 1);
-    const live = enqueue(admission, { deadlineAt: 500, timeoutMs: 500 });
-    const expired = enqueue(admission, { deadlineAt: 100, timeoutMs: 100 });
+    const expiring = { deadlineAt: 100, timeoutMs: 100 };
+    const lasting = { deadlineAt: 500, timeoutMs: 500 };
+    const first = enqueue(admission, order === 'fifo' ? expiring : lasting);
+    const second = enqueue(admission, order === 'fifo' ? lasting : expiring);
+    const [expired, live] = order === 'fifo' ? [first, second] : [second, first];
     now = 100;
     running!.settle(OK);
     await flush();
