@@ -341,13 +341,19 @@ export class Admission implements LimiterPort {
     }
   }
 
-  /** Drops every gone waiter in `list`, wherever it sits; returns when the next may be gone. O(list). */
+  /**
+   * Drops every gone waiter in `list`, wherever it sits; returns when the next may be gone (-Infinity if the walk had to
+   * stop early). O(list).
+   */
   private dropGone(list: WaitQueue<Waiter>, now: number): number {
     let nextGoneAt = Infinity;
     for (let waiter = list.peekOldest(); waiter !== undefined; ) {
       const next = list.after(waiter);
       if (isGone(waiter, now)) {
         this.drop(waiter, this.goneReason(waiter, now));
+        // A clock or signal that called back into the limiter may have moved `next` (dropped it, or handed it a slot):
+        // the walk stops there, and the next arrival sweeps again.
+        if (next !== undefined && next.list !== list) return -Infinity;
       } else {
         const goneFrom = mayBeGoneAt(waiter);
         if (goneFrom < nextGoneAt) nextGoneAt = goneFrom;

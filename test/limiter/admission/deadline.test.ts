@@ -90,6 +90,38 @@ describe('queue wait counts against the caller deadline', () => {
     expect([admission.inflight, admission.queued, admission.counters().timedOutInQueue]).toEqual([1, 0, 1]);
   });
 
+  it('counts a gone waiter once when a clock that calls back into the limiter drops the next one first', async () => {
+    // A live waiter at the oldest end hides two gone ones from the settle's sweep; an arrival's sweep walks to them.
+    // Clearing the first one's timer settles the running call, and that settle (LIFO: it takes the newest first) drops
+    // the second before the walk reaches it.
+    let now = 0;
+    let running: ReturnType<typeof fill>[number] | undefined;
+    const clearTimer = (): void => {
+      const permit = running;
+      running = undefined;
+      permit?.settle(OK);
+    };
+    const { admission } = harness({
+      limit: 1,
+      queueing: { initialFactor: 4, maxFactor: 5 },
+      queueOrder: 'lifo',
+      clock: { now: () => now, setTimer: () => 0, clearTimer },
+    });
+    const held = fill(admission, 1)[0]!;
+    const live = enqueue(admission, { deadlineAt: 500, timeoutMs: 500 });
+    const gone = [
+      enqueue(admission, { deadlineAt: 100, timeoutMs: 100 }),
+      enqueue(admission, { deadlineAt: 100, timeoutMs: 100 }),
+    ];
+    now = 100;
+    running = held;
+    enqueue(admission, { deadlineAt: 900, timeoutMs: 800 });
+    await flush();
+    for (const call of gone) expect((refusal(call) as TimeoutError).queued).toBe(true);
+    expect(live.outcome.status).toBe('admitted');
+    expect(admission.counters().timedOutInQueue).toBe(2);
+  });
+
   describe('through the call runner', () => {
     function plan(limit: number, withTimeoutPolicy: boolean) {
       const fake = new FakeClock();
