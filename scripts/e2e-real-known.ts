@@ -44,7 +44,7 @@ const POSTGRES_SMALL_KNEE =
   'costs more than it serves: fixed caps 177/s at 2 and 156/s at 3, the defaults 154/s (0.87x the best fixed cap; upstream p90 2.9x). ' +
   'Full runs of 2026-12-02 on a quiet machine: 0.897x (knee 2), 0.91x (knee 4, met), 0.87x (knee 2), 0.85x (knee 2; limit median 2, ' +
   'upstream p90 1.82x); a PostgreSQL-only run met it at 0.99x (knee 2, limit 3). The open loop shows it too: 1.03x and 0.90x in the ' +
-  "twenty-fifth session's full runs, 0.88x in the twenty-sixth's (knee 2, best fixed cap 4 at 186/s, limit median 2; the loop's decisions " +
+  "twenty-fifth session's full runs, 0.88x and 1.23x in the twenty-sixth's (the miss: knee 2, best fixed cap 4 at 186/s, limit median 2; the loop's decisions " +
   "identical to the previous tree's on every simulated run, so the run, not the change)";
 // Found on 2026-12-03 (ninth session): not checked on older trees. Full runs that missed gunicorn's
 // swing: the fourth session's first (closed loop 33 %), the seventh's first (40 % and 33 %), the ninth's.
