@@ -6,10 +6,25 @@ export type RefusingPolicy = 'breaker' | 'limiter' | 'bulkhead';
 
 /**
  * Why a call was refused: the breaker's state (`open`; `half-open` with every probe slot taken;
- * `isolated`), the limiter's `shed` (its queue was past the rejection threshold) or
- * `queue-timeout` (the call's whole budget went on waiting), or the bulkhead's `full`.
+ * `isolated`), the limiter's `shed` (its queue was past the rejection threshold), `queue-timeout`
+ * (the call's whole budget went on waiting) or `abandoned` (a waiter whose heartbeat stopped: its
+ * request went away, as a cancelled Workers request does; ADR-0043), or the bulkhead's `full`.
  */
-export type RefusalReason = 'open' | 'half-open' | 'isolated' | 'shed' | 'queue-timeout' | 'full';
+export type RefusalReason = 'open' | 'half-open' | 'isolated' | 'shed' | 'queue-timeout' | 'abandoned' | 'full';
+
+/** The errors the limiter's queue gave abandoned waiters (a `LimitExceededError` each), told apart from sheds. */
+const abandonments = new WeakSet<object>();
+
+/** @internal Marks the error an abandoned waiter leaves with, so that its refusal reads `abandoned`. */
+export function markAbandoned<E extends object>(error: E): E {
+  abandonments.add(error);
+  return error;
+}
+
+/** @internal Whether `error` is one an abandoned waiter left with. */
+export function isAbandonment(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && abandonments.has(error);
+}
 
 /** A call one of our own policies refused: it never ran, and the caller got `error`. */
 export interface RefusalEvent {

@@ -1,5 +1,5 @@
 import type { CallContext, CallFn, ExecuteOptions } from './call';
-import { isListening, type RefusalEvent, type RefusalReason, type RefusingPolicy } from './call-events';
+import { isAbandonment, isListening, type RefusalEvent, type RefusalReason, type RefusingPolicy } from './call-events';
 import { classifySafely, type Classification, type Classifier } from './classify';
 import type { TimerHandle } from './clock';
 import { reportError } from './events';
@@ -216,7 +216,9 @@ async function waitInQueue<T>(
     permit = await plan.limiter!.acquire(signal, deadlineAt, timeoutMs);
   } catch (error) {
     const reason = isLimitExceededError(error)
-      ? 'shed'
+      ? isAbandonment(error)
+        ? 'abandoned'
+        : 'shed'
       : isTimeoutError(error) && error.queued
         ? 'queue-timeout'
         : undefined;

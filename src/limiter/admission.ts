@@ -1,3 +1,4 @@
+import { markAbandoned } from '../core/call-events';
 import type { ResolvedClock } from '../core/clock';
 import type { Observation } from '../core/observation';
 import type { LimiterPort, Permit } from '../core/ports';
@@ -370,9 +371,11 @@ export class Admission implements LimiterPort {
       return new TimeoutError({ timeoutMs: waiter.budgetMs, queued: true });
     }
     this.queueAbandoned++;
-    return new LimitExceededError(
-      `resilix: a queued call stopped answering its heartbeat (silent ${now - waiter.beatAt} ms; ` +
-        'its request was likely cancelled) and left the queue without running',
+    return markAbandoned(
+      new LimitExceededError(
+        `resilix: a queued call stopped answering its heartbeat (silent ${now - waiter.beatAt} ms; ` +
+          'its request was likely cancelled) and left the queue without running',
+      ),
     );
   }
 

@@ -304,6 +304,24 @@ describe('per-call events: a refused call', () => {
     ]);
   });
 
+  it('says abandoned, not shed, for a waiter whose heartbeat stopped (its request went away; ADR-0043)', async () => {
+    // Timers that never fire, as in a Workers request that was cancelled: the waiter's heartbeat goes silent.
+    let now = 0;
+    const clock = { now: () => now, setTimer: () => 0, clearTimer: () => {} };
+    const quota = limiter({ clock, algorithm: 'fixed', initialLimit: 1, minLimit: 1 });
+    const { events, listener } = heard<RefusalEvent>();
+    quota.onRefuse(listener);
+    const held = quota.tryAcquire()!;
+    const pending = quota.execute(() => 'never').catch((e: unknown) => e);
+    await flush();
+    now = 10_000;
+    held.settle({ verdict: 'ok', latencyMs: 1 });
+    const error = await pending;
+    expect(isLimitExceededError(error)).toBe(true);
+    expect(events.map((r) => [r.reason, r.error])).toEqual([['abandoned', error]]);
+    expect(quota.snapshot()).toMatchObject({ shed: 0, abandonedInQueue: 1 });
+  });
+
   it('tells the bulkhead (not the breaker before it) that the bulkhead was full', async () => {
     const clock = new FakeClock();
     const guard = breaker({ clock });
