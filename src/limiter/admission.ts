@@ -272,10 +272,10 @@ export class Admission implements LimiterPort {
       if (this.handed!.size !== 0 || this.inflightCount < this.limitNow) this.afterSlotChange(now);
       return;
     }
-    const handed = waiter.list === this.handed;
     this.queueTimeouts++;
-    this.drop(waiter, new TimeoutError({ timeoutMs: waiter.budgetMs, queued: true }));
-    if (handed) this.afterSlotChange(this.clock.now());
+    if (this.drop(waiter, new TimeoutError({ timeoutMs: waiter.budgetMs, queued: true }))) {
+      this.afterSlotChange(this.clock.now());
+    }
   }
 
   /** @internal The caller aborted while queued or handed. Runs inside the platform's event dispatch: must not throw. */
@@ -287,10 +287,8 @@ export class Admission implements LimiterPort {
       reason = error;
     }
     if (waiter.list === undefined) return;
-    const handed = waiter.list === this.handed;
     this.queueAborts++;
-    this.drop(waiter, reason);
-    if (handed) this.afterSlotChange(this.clock.now());
+    if (this.drop(waiter, reason)) this.afterSlotChange(this.clock.now());
   }
 
   /** @internal Admission's counters, for the snapshot. */
@@ -381,10 +379,10 @@ export class Admission implements LimiterPort {
 
   /**
    * Takes a waiter out of the queue (or one just taken from it) or out of `handed`, failing it with `reason`: its claim
-   * throws it. A handed slot goes back unused, with no observation. Callers check that it has not left already where a
-   * clock or signal that calls back may have dropped it.
+   * throws it. A handed slot goes back unused, with no observation: true then (the caller serves it). Callers check that
+   * it has not left already where a clock or signal that calls back may have dropped it.
    */
-  private drop(waiter: Waiter, reason: unknown): void {
+  private drop(waiter: Waiter, reason: unknown): boolean {
     const handed = waiter.list === this.handed;
     waiter.list?.remove(waiter);
     waiter.failure = reason;
@@ -392,13 +390,14 @@ export class Admission implements LimiterPort {
     // A queued waiter is woken to fail; a handed one was woken already.
     if (!handed) {
       waiter.resolve();
-      return;
+      return false;
     }
     const permit = waiter.permit!;
     permit.active = false;
     this.inflightCount--;
     permit.nextFree = this.freePermits;
     this.freePermits = permit;
+    return true;
   }
 
   /** Closes the window opened at `start` (`drainWindowStart` holds its end); the first settle only opens one. */
