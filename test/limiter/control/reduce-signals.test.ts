@@ -313,6 +313,24 @@ describe('overload: refusals of calls admitted before the last cut answer the ol
   }
 });
 
+describe("overload: with failure: 'overload', a failure is a refusal, stale ones included", () => {
+  it('cuts and recovers exactly as with overload answers: failures admitted before the cut do not cut again', () => {
+    // A cap of 8: calls past it fail after 300 ms, the rest answer in 100 ms; 60 callers from a limit of 20.
+    const changesWith = (verdict: 'overload' | 'failure'): LimitChange[] =>
+      runScripted({
+        controller: new LimitControlLoop(resolveControlConfig({ failure: 'overload', initialLimit: 20 })),
+        durationMs: 30_000,
+        clients: 60,
+        call: ({ inflight }) => (inflight > 8 ? { latencyMs: 300, verdict } : { latencyMs: 100 }),
+      }).changes;
+    const failures = changesWith('failure');
+    // The slow start's refusals cut 28 -> 3. Counted as fresh, the failures still out from before the cut cut again,
+    // 3 -> 1 at 0.6 s, and growth waited until 17.8 s instead of 13.6 s.
+    expect(failures.find((change) => change.reason === 'overload')).toMatchObject({ from: 28, to: 3 });
+    expect(failures).toEqual(changesWith('overload'));
+  });
+});
+
 describe('overload: a limit served in full is not cut by an estimate one call under it', () => {
   it('keeps the served 10 when the next window measures 9, and then 9 when one measures 8', () => {
     const { controller, end } = cutToTen();

@@ -3,6 +3,7 @@ import { resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop, ROUND_SAMPLES } from '../../../src/limiter/control-loop';
 import { type ControlTuning, DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { lognormalMs, mulberry32 } from '../../stats/support/latency-samples';
+import { observeAt } from './support/feed';
 import { knee, limitAt, runScripted, type ScriptedCall, type CallStart, type ScriptedRun } from './support/scripted';
 
 /**
@@ -90,6 +91,45 @@ describe('the slow start: growth', () => {
     // Growth stopped in the round that ended at 300 ms; the rounds ending at 400, 500, 600 and 700 ms did not grow.
     expect(at(699).snapshot()).toMatchObject({ slowStart: true, limit: 4 });
     expect(at(700).snapshot()).toMatchObject({ slowStart: false, limit: 4 });
+  });
+});
+
+describe('the slow start: a restart before the first baseline window measured', () => {
+  it('still sets the baseline after an idle gap: a first round at 80 ms does not stand for an upstream at 100 ms', () => {
+    // One caller for 300 ms at 80 ms (the provisional baseline), then 20 callers at 100 ms on 16 servers: at once, or
+    // after 75 s of nothing (an idle restart). Either way the baseline window after the slow start sets the baseline.
+    const runFrom = (restartAt: number) => {
+      const controller = loop();
+      const { changes } = runScripted({
+        controller,
+        durationMs: restartAt + 30_000,
+        clients: (now) => (now < 300 ? 1 : now < restartAt ? 0 : 20),
+        call: ({ now, inflight }) => ({ latencyMs: (now < 300 ? 80 : 100) * Math.max(1, inflight / 16) }),
+      });
+      const later = changes.filter((change) => change.at >= restartAt);
+      return {
+        steps: later.map(({ from, to, reason }) => `${from}->${to} ${reason}`),
+        baselineMs: controller.snapshot().baselineMs,
+      };
+    };
+    const straight = runFrom(300);
+    expect(straight.steps).toContain('36->40 no-queue');
+    // Only offered, the window's higher baseline was thrown away, and vegas read 20 % of queue at 21 calls: 21 -> 12.
+    expect(runFrom(75_000)).toEqual(straight);
+  });
+
+  it('keeps a reference when a round reads 0 ms (a clock that did not tick): a queue after it still ends the slow start', () => {
+    const controller = loop();
+    let at = 0;
+    // 250 ms of calls that read 0 ms (a whole-ms clock, a fast upstream): rounds with samples and no log mean.
+    for (; at < 250; at += 10) observeAt(controller, { verdict: 'ok', latencyMs: 0 }, at, controller.limit);
+    // Then a queue: 5 ms per 4 calls in flight. A NaN reference would never see it rise, and the limit ran to 200.
+    for (; at < 5_000; at += 1) {
+      const latencyMs = 5 * Math.max(1, controller.limit / 4);
+      observeAt(controller, { verdict: 'ok', latencyMs }, at, controller.limit);
+    }
+    expect(controller.snapshot().slowStart).toBe(false);
+    expect(controller.limit).toBeLessThanOrEqual(8);
   });
 });
 
