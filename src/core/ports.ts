@@ -54,6 +54,8 @@ export interface LimiterPort extends HasCallEvents {
    * queued `TimeoutError` at `deadlineAt`, or with the signal's reason when the caller aborts.
    */
   acquire(signal: AbortSignal | undefined, deadlineAt: number, timeoutMs: number | undefined): Promise<Permit>;
+  /** A queued call's deadline passed after it was handed its slot, before it could start: counts a queue timeout. */
+  queueTimedOut(): void;
 }
 
 /** @internal */

@@ -270,7 +270,9 @@ function runAdmitted<T>(
     return outcome(hook, false, error);
   }
   if (runStartedAt >= deadlineAt) {
-    // The whole budget went on queueing: the upstream never sees this call.
+    // The whole budget went on queueing: the upstream never sees this call. Handed its slot in time, it left the
+    // queue as a claim, so the limiter has not counted it yet.
+    if (queuedMs > 0) plan.limiter?.queueTimedOut();
     bulkhead?.leave();
     permit?.settle(REJECTED);
     plan.breaker?.settle(ticket, REJECTED);

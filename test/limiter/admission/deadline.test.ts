@@ -182,6 +182,22 @@ describe('queue wait counts against the caller deadline', () => {
       expect(abortedAt).toBe(100);
     });
 
+    it('counts a queue timeout whose deadline passed between its hand-off and its start, as onRefuse reports it', async () => {
+      // One running call; a waiter with 100 ms. The slot comes back at 99 ms, and the call that settled it works on
+      // synchronously for 5 ms before the waiter's continuation runs: handed its slot in time, it cannot start in time.
+      const { plan: p, fake, admission } = plan(1, false);
+      const first = deferred<string>();
+      const running = runCall(p, () => first.promise, { timeoutMs: 1_000 });
+      const queued = runCall(p, async () => 'ran', { timeoutMs: 100 }).catch((e: unknown) => e);
+      fake.advance(99);
+      first.resolve('done');
+      await running.then(() => fake.advance(5));
+      const error = (await queued) as TimeoutError;
+      expect(isTimeoutError(error) && error.queued).toBe(true);
+      expect(admission.counters().timedOutInQueue).toBe(1);
+      expect(admission.inflight).toBe(0);
+    });
+
     it('reports the queue wait on the observation the controller learns from', async () => {
       const fake = new FakeClock();
       const clock = resolveClock(fake, 'test');
