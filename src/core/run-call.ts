@@ -270,9 +270,9 @@ function runAdmitted<T>(
     return outcome(hook, false, error);
   }
   if (runStartedAt >= deadlineAt) {
-    // The whole budget went on queueing: the upstream never sees this call. Handed its slot in time, it left the
-    // queue as a claim, so the limiter has not counted it yet.
-    if (queuedMs > 0) plan.limiter?.queueTimedOut();
+    // The whole budget went on queueing: the upstream never sees this call. Its permit came from the limiter's queue
+    // (the fast path's deadline is ahead of its start), which has not counted it: `onRefuse` and the count agree.
+    if (permit !== undefined) plan.limiter?.queueTimedOut();
     bulkhead?.leave();
     permit?.settle(REJECTED);
     plan.breaker?.settle(ticket, REJECTED);

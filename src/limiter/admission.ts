@@ -298,7 +298,6 @@ export class Admission implements LimiterPort {
 
   /** @internal Admission's counters, for the snapshot. */
   counters(): AdmissionCounters {
-    const pace = this.drainPace(this.clock.now());
     return {
       // Monotonic, as a counter must be: a slot handed to a waiter that left before claiming it stays counted here
       // (and in timedOutInQueue or abandonedInQueue).
@@ -307,7 +306,7 @@ export class Admission implements LimiterPort {
       timedOutInQueue: this.queueTimeouts,
       abortedInQueue: this.queueAborts,
       abandonedInQueue: this.queueAbandoned,
-      drainPerSecond: pace === pace ? pace * 1000 : undefined,
+      drainPerSecond: this.drainRatePerMs === this.drainRatePerMs ? this.drainRatePerMs * 1000 : undefined,
     };
   }
 
@@ -415,19 +414,9 @@ export class Admission implements LimiterPort {
     this.drainWindowCount = 0;
   }
 
-  // The drain pace: the smoothed windows', or the open window's once it has run a whole window at a slower one. A window
-  // closes only at a settle, so when nothing settles (a wedged upstream) the last closed windows would stand for good.
-  private drainPace(now: number): number {
-    const smoothed = this.drainRatePerMs;
-    const openMs = now - this.drainWindowStart;
-    if (!(openMs >= DRAIN_WINDOW_MS) || openMs === Infinity) return smoothed;
-    const open = this.drainWindowCount / openMs;
-    return open < smoothed ? open : smoothed;
-  }
-
   /** The retry hint (ADR-0042): calls ahead (all waiting, running above L - 1) at the drain pace; undefined untimed. */
   private retryAfterMs(now: number): number | undefined {
-    let ratePerMs = this.drainPace(now);
+    let ratePerMs = this.drainRatePerMs;
     if (ratePerMs !== ratePerMs) {
       // Before the first window closes, the open window's pace.
       const elapsed = now - this.drainWindowStart;

@@ -213,7 +213,7 @@ export class LimitControlLoop implements LimitController {
     const verdict = observation.verdict;
     const sample = verdict === 'ok' || verdict === 'answered';
     const starved = verdict === 'timeout' && latencyMs < this.baseline.valueMs;
-    const stale = this.refusal(verdict) && now - heldMs < this.overloadFrom;
+    const stale = !sample && this.refusal(verdict) && now - heldMs < this.overloadFrom;
     this.window.settledAt = now;
     if (!starved && !stale && this.window.recordSettle(observation, inflight, false)) this.lastLearnedAt = now;
     const changed = sample && this.slowStart && this.roundSample(observation, inflight);

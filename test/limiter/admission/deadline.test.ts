@@ -182,7 +182,7 @@ describe('queue wait counts against the caller deadline', () => {
       expect(abortedAt).toBe(100);
     });
 
-    it('counts a queue timeout whose deadline passed between its hand-off and its start, as onRefuse reports it', async () => {
+    it('counts a queue timeout whose deadline passed between its hand-off and its start', async () => {
       // One running call; a waiter with 100 ms. The slot comes back at 99 ms, and the call that settled it works on
       // synchronously for 5 ms before the waiter's continuation runs: handed its slot in time, it cannot start in time.
       const { plan: p, fake, admission } = plan(1, false);

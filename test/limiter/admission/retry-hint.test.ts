@@ -74,31 +74,6 @@ describe('the retry hint on a shed call', () => {
     expect((await shed(h)).retryAfterMs).toBe(60_000);
   });
 
-  it('slows with a stall: once the open window has run a whole window, its slower pace stands', async () => {
-    const h = harness({ limit: 10, random: () => 0.999 });
-    const running = fill(h.admission, 10);
-    churn(h, running, 10, 101); // 0.1 per ms, and the window closed at t = 1010
-    // Nothing settles for 59 s (a wedged upstream): no window closes, yet the pace is 0 for all to see.
-    h.clock.advance(59_000);
-    expect(h.admission.counters().drainPerSecond).toBe(0);
-    expect((await shed(h)).retryAfterMs).toBe(60_000);
-    // One completion in those 59 s: 1 / 59 000 ms, 21 calls ahead -> the minute's cap again, not 210 ms.
-    h.clock.advance(500);
-    running.shift()!.settle(OK);
-    expect(h.admission.counters().drainPerSecond).toBeCloseTo(100 * 0.5 + (1 / 59.5) * 0.5, 9);
-  });
-
-  it('keeps the smoothed pace while the open window is younger than a whole window, and takes the slower one after', () => {
-    const h = harness({ limit: 10, random: () => 0.999 });
-    const running = fill(h.admission, 10);
-    churn(h, running, 10, 101); // 0.1 per ms; the window closed at t = 1010
-    churn(h, running, 10, 50); // 50 in the open window's first 500 ms
-    h.clock.advance(499); // 999 ms open: no evidence against the smoothed pace yet
-    expect(h.admission.counters().drainPerSecond).toBe(100);
-    h.clock.advance(1); // a whole window, 50 completions in it: 50 a second, slower than 100
-    expect(h.admission.counters().drainPerSecond).toBe(50);
-  });
-
   it('is carried by gradual rejections too', async () => {
     const h = harness({ limit: 10, random: () => 0 });
     const running = fill(h.admission, 10);
