@@ -278,8 +278,11 @@ describe('aimd: its own reduce signals', () => {
 });
 
 /** A loop cut by an overload window to 10 (200 answers in 2 s x 100 ms); returns the cut's time and the window's end. */
-function cutToTen(lastInflight = 10): { controller: LimitControlLoop; cutAt: number; end: number } {
-  const { controller, open } = steering();
+function cutToTen(
+  lastInflight = 10,
+  options: ControlOptions = {},
+): { controller: LimitControlLoop; cutAt: number; end: number } {
+  const { controller, open } = steering(options);
   const end = window(controller, open, { answers: 200, refuseEvery: 5, lastInflight });
   const cut = controller.snapshot().lastChange!;
   expect(cut).toMatchObject({ from: 34, to: 10, reason: 'overload' });
@@ -311,6 +314,30 @@ describe('overload: refusals of calls admitted before the last cut answer the ol
       expect(reasons).toEqual(['overload-hold', 'overload']);
     });
   }
+});
+
+describe('overload: only refusals go stale at a cut', () => {
+  it.each([
+    // The default ('hold'): a failure is no refusal, and a window half failures does not grow, stale or not.
+    [{}, 'failure', 400, 'failures'],
+    // failure: 'overload' makes failures refusals, not timeouts: a timeout admitted before the cut still cuts.
+    [{ failure: 'overload' }, 'timeout', 40, 'timeout'],
+  ] as const)(
+    "counts a %o call's %s admitted before the cut (%i of 200 answers): %s",
+    (options, verdict, count, reason) => {
+      const { controller, cutAt, end } = cutToTen(10, options);
+      const every = 200 / count;
+      for (let i = 1; i <= 200; i++) {
+        const at = end + i * 10;
+        observeAt(controller, { verdict: 'ok', latencyMs: 100 }, at, 10);
+        for (let k = 0; k < Math.max(1, count / 200) && i % Math.max(1, every) === 0; k++) {
+          observeAt(controller, { verdict, latencyMs: at - cutAt + 1 }, at, 10);
+        }
+      }
+      observeAt(controller, { verdict: 'ok', latencyMs: 100 }, end + 2_100, 10);
+      expect(controller.snapshot().lastChange!.reason).toBe(reason);
+    },
+  );
 });
 
 describe("overload: with failure: 'overload', a failure is a refusal, stale ones included", () => {
