@@ -213,7 +213,7 @@ export class LimitControlLoop implements LimitController {
     const verdict = observation.verdict;
     const sample = verdict === 'ok' || verdict === 'answered';
     const starved = verdict === 'timeout' && latencyMs < this.baseline.valueMs;
-    const stale = !sample && this.refusal(verdict) && now - heldMs < this.overloadFrom;
+    const stale = !sample && this.window.refuses(verdict) && now - heldMs < this.overloadFrom;
     this.window.settledAt = now;
     if (!starved && !stale && this.window.recordSettle(observation, inflight, false)) this.lastLearnedAt = now;
     const changed = sample && this.slowStart && this.roundSample(observation, inflight);
@@ -263,7 +263,7 @@ export class LimitControlLoop implements LimitController {
     const starved = verdict === 'timeout' && latencyMs < this.baseline.valueMs;
     // Stale: a sample admitted before the drain (it queued behind the overshoot), or a refusal of
     // a call admitted before the last overload cut (it answers the old limit; counted, it cuts again).
-    const stale = sample ? startedAt < this.sampleFrom : this.refusal(verdict) && startedAt < this.overloadFrom;
+    const stale = sample ? startedAt < this.sampleFrom : this.window.refuses(verdict) && startedAt < this.overloadFrom;
     const atMark = observation === this.markObservation;
     this.window.settledAt = now;
     if (!starved && !stale && this.window.recordSettle(observation, inflight, atMark)) this.lastLearnedAt = now;
@@ -271,11 +271,6 @@ export class LimitControlLoop implements LimitController {
       sample && (this.slowStart || this.baselineWindow === 'settling') && this.roundSample(observation, inflight);
     if (now < this.nextCheckAt) return changed;
     return this.check() || changed;
-  }
-
-  /** Whether a verdict counts as a refusal: `overload`, and `failure` where the config says so (window.ts, adr/0030). */
-  private refusal(verdict: Observation['verdict']): boolean {
-    return verdict === 'overload' || (verdict === 'failure' && this.config.failure === 'overload');
   }
 
   /** The update check, at most once per updateIntervalMs: closes the window if it is ready (out of line: adr/0087). */
@@ -504,8 +499,9 @@ export class LimitControlLoop implements LimitController {
         // Every round joins a young reference (two lucky calls must not stand for good).
         const young = this.referenceSamples < ROUND_SAMPLES;
         // (A round of 0 ms samples has no log mean: NaN would poison the reference for good.)
-        const joins = young || !(logMean > this.referenceLog + Math.log1p(tuning.startupThreshold));
-        if (clean && !rose && logMean === logMean && joins) {
+        const joins =
+          logMean === logMean && (young || !(logMean > this.referenceLog + Math.log1p(tuning.startupThreshold)));
+        if (clean && !rose && joins) {
           // Pooled, not a minimum (one lucky round would end the slow start); a round that rose
           // within the noise is left out (a slowly building queue would raise the reference).
           const before = this.referenceSamples;

@@ -104,6 +104,11 @@ export class SamplingWindow {
     return true;
   }
 
+  /** Whether `recordSettle` counts this verdict as a refusal (`overloads`): `overload`, and `failure` under 'overload'. */
+  refuses(verdict: Observation['verdict']): boolean {
+    return verdict === 'overload' || (verdict === 'failure' && this.rules.failure === 'overload');
+  }
+
   /** A call's hold past its latency (a stream's body after mark): concurrency, not latency. */
   recordHold(afterMarkMs: number): void {
     this.afterMarkSum += afterMarkMs > 0 ? afterMarkMs : 0;
