@@ -326,13 +326,12 @@ describe('overload: only refusals go stale at a cut', () => {
     "counts a %o call's %s admitted before the cut (%i of 200 answers): %s",
     (options, verdict, count, reason) => {
       const { controller, cutAt, end } = cutToTen(10, options);
-      const every = 200 / count;
       for (let i = 1; i <= 200; i++) {
         const at = end + i * 10;
         observeAt(controller, { verdict: 'ok', latencyMs: 100 }, at, 10);
-        for (let k = 0; k < Math.max(1, count / 200) && i % Math.max(1, every) === 0; k++) {
-          observeAt(controller, { verdict, latencyMs: at - cutAt + 1 }, at, 10);
-        }
+        // `count` calls spread evenly over the 200 answers, each started 1 ms before the cut.
+        const due = Math.floor((i * count) / 200) - Math.floor(((i - 1) * count) / 200);
+        for (let k = 0; k < due; k++) observeAt(controller, { verdict, latencyMs: at - cutAt + 1 }, at, 10);
       }
       observeAt(controller, { verdict: 'ok', latencyMs: 100 }, end + 2_100, 10);
       expect(controller.snapshot().lastChange!.reason).toBe(reason);
