@@ -8,7 +8,7 @@ import type { Listener, Subscription } from '../core/events';
 import type { LimitChange, LimitController } from './controller';
 import { PooledPermit } from './permit';
 import { mustShed, type QueueingConfig } from './queue-zones';
-import { DRAIN_WINDOW_MS, retryHintMs, smoothDrainRate } from './retry-hint';
+import { DRAIN_WINDOW_MS, paceAfterQuiet, retryHintMs, smoothDrainRate } from './retry-hint';
 import { arm, disarm, isGone, mayBeGoneAt, Waiter } from './waiter';
 import { WaitQueue, type QueueOrder } from './wait-queue';
 
@@ -36,7 +36,7 @@ export interface AdmissionCounters {
   readonly abortedInQueue: number;
   /** Waiters dropped, or made to give a handed slot back, as their heartbeat stopped (request cancelled; ADR-0043). */
   readonly abandonedInQueue: number;
-  /** Completions per second over the recent drain windows; undefined before the first window. */
+  /** Completions per second over recent drain windows (in a quiet spell, what it allows); undefined before the first. */
   readonly drainPerSecond: number | undefined;
 }
 
@@ -72,6 +72,12 @@ export class Admission implements LimiterPort {
   private drainWindowStart = -Infinity;
   private drainWindowCount = 0;
   private drainRatePerMs = NaN;
+  // The quiet spell (ADR-0042, second addendum): from the first shed after the latest settle, while no call settles. A
+  // settle moves the drain window's (start, count) away from the pair kept here, which ends the spell: the hot path
+  // does nothing more.
+  private quietSince = NaN;
+  private quietWindowStart = NaN;
+  private quietWindowCount = -1;
 
   constructor(config: AdmissionConfig) {
     this.clock = config.clock;
@@ -306,7 +312,13 @@ export class Admission implements LimiterPort {
       timedOutInQueue: this.queueTimeouts,
       abortedInQueue: this.queueAborts,
       abandonedInQueue: this.queueAbandoned,
-      drainPerSecond: this.drainRatePerMs === this.drainRatePerMs ? this.drainRatePerMs * 1000 : undefined,
+      drainPerSecond:
+        this.drainRatePerMs !== this.drainRatePerMs
+          ? undefined
+          : 1000 *
+            (this.inQuietSpell
+              ? paceAfterQuiet(this.drainRatePerMs, this.clock.now() - this.quietSince)
+              : this.drainRatePerMs),
     };
   }
 
@@ -416,6 +428,12 @@ export class Admission implements LimiterPort {
 
   /** The retry hint (ADR-0042): calls ahead (all waiting, running above L - 1) at the drain pace; undefined untimed. */
   private retryAfterMs(now: number): number | undefined {
+    if (!this.inQuietSpell) {
+      // The first shed since a settle: the limiter is full from here, so time counts against the pace until one settles.
+      this.quietSince = now;
+      this.quietWindowStart = this.drainWindowStart;
+      this.quietWindowCount = this.drainWindowCount;
+    }
     let ratePerMs = this.drainRatePerMs;
     if (ratePerMs !== ratePerMs) {
       // Before the first window closes, the open window's pace.
@@ -424,7 +442,12 @@ export class Admission implements LimiterPort {
       ratePerMs = this.drainWindowCount / elapsed;
     }
     const ahead = Math.max(1, this.inflightCount + this.queued - this.limitNow + 1);
-    return retryHintMs(ahead, ratePerMs);
+    return retryHintMs(ahead, paceAfterQuiet(ratePerMs, now - this.quietSince));
+  }
+
+  /** Whether no call has settled since the quiet spell's first shed. */
+  private get inQuietSpell(): boolean {
+    return this.drainWindowStart === this.quietWindowStart && this.drainWindowCount === this.quietWindowCount;
   }
 
   private limitExceeded(now: number): LimitExceededError {

@@ -86,3 +86,46 @@ describe('the retry hint on a shed call', () => {
     expect(call.outcome.status === 'refused' && (call.outcome.error as LimitExceededError).retryAfterMs).toBe(120);
   });
 });
+
+// ADR-0042's second addendum: a spell starts at the first shed after a settle (the limiter is full from there) and
+// ends at the next settle.
+describe('the retry hint through a quiet spell: full, and nothing completing', () => {
+  it('lengthens with the spell once it outlasts two mean gaps', async () => {
+    const h = harness({ limit: 10, random: () => 0.999 });
+    const running = fill(h.admission, 10);
+    churn(h, running, 10, 101); // 0.1 per ms: a completion every 10 ms on average
+    expect((await shed(h)).retryAfterMs).toBe(210); // the spell starts here
+    h.clock.advance(20); // two mean gaps: no evidence against the pace yet
+    expect((await shed(h)).retryAfterMs).toBe(210);
+    h.clock.advance(10); // 30 ms: at most 2 completions in it, 2 / 30 per ms: 21 calls x 15 ms
+    expect((await shed(h)).retryAfterMs).toBe(315);
+    h.clock.advance(970); // 1 s: 0.002 per ms
+    expect((await shed(h)).retryAfterMs).toBe(10_500);
+    expect(h.admission.counters().drainPerSecond).toBe(2);
+    h.clock.advance(60_000);
+    expect((await shed(h)).retryAfterMs).toBe(60_000);
+  });
+
+  it('ends at a settle: the next shed reads the measured pace again', async () => {
+    const h = harness({ limit: 10, random: () => 0.999 });
+    const running = fill(h.admission, 10);
+    churn(h, running, 10, 101); // the open window starts at t = 1010
+    await shed(h);
+    h.clock.advance(990); // short of closing the window, so the smoothed pace stays 0.1 per ms
+    expect((await shed(h)).retryAfterMs).toBe(10_395); // 21 calls x 495 ms
+    running.shift()!.settle(OK); // the oldest waiter takes the slot
+    expect(h.admission.counters().drainPerSecond).toBe(100);
+    expect((await shed(h)).retryAfterMs).toBe(210);
+  });
+
+  it('does not count idle time: a burst after ten idle minutes gets the measured pace', async () => {
+    const h = harness({ limit: 10, random: () => 0.999 });
+    const running = fill(h.admission, 10);
+    churn(h, running, 10, 101);
+    for (const permit of running.splice(0)) permit.settle(OK);
+    h.clock.advance(600_000);
+    expect(h.admission.counters().drainPerSecond).toBe(100);
+    fill(h.admission, 10);
+    expect((await shed(h)).retryAfterMs).toBe(210);
+  });
+});
