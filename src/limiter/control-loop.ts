@@ -713,7 +713,9 @@ export class LimitControlLoop implements LimitController {
     this.roundLimit = this.estimate;
     this.referenceMs = this.referenceLog = Number.NaN;
     this.idleRounds = this.referenceSamples = this.noLoadSum = this.noLoadCount = this.cohortSum = this.cohortCount = 0;
-    this.liveSum = this.liveCount = this.spreadWeight = this.spreadSquares = 0;
+    // An earlier drain's rate is not this slow start's: an app-limited exit does not drain, and its baseline window
+    // must not restore a limit from it (adr/0123).
+    this.liveSum = this.liveCount = this.spreadWeight = this.spreadSquares = this.exitRate = 0;
     this.noLoadRefused = this.cohortClean = false;
     this.pendingBaseline = mode;
   }

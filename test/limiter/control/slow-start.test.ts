@@ -118,6 +118,25 @@ describe('the slow start: a restart before the first baseline window measured', 
     expect(runFrom(75_000)).toEqual(straight);
   });
 
+  it('does not restore a limit from an earlier drain: the app-limited slow start after the gap never drained', () => {
+    // 400 callers on 16 servers at 100 ms until the slow start drains (49 -> 8 at 1.05 s), then nothing for 89 s (its
+    // baseline window never measured), then 3 callers: an idle restart, an app-limited exit at 90.5 s, and a baseline
+    // window at 250 ms (the upstream got slower), over twice the slow start's 100 ms.
+    const controller = loop();
+    const { changes } = runScripted({
+      controller,
+      durationMs: 120_000,
+      clients: (now) => (now <= 1050 ? 400 : now < 90_000 ? 0 : 3),
+      call: ({ now, inflight }) => ({ latencyMs: (now < 90_600 ? 100 : 250) * Math.max(1, inflight / 16) }),
+    });
+    expect(
+      changes.filter((change) => change.at < 90_000).map(({ from, to, reason }) => `${from}->${to} ${reason}`),
+    ).toContain('49->8 drain');
+    // The first drain's rate (0.16 per ms) x 250 ms had restored the limit 8 -> 40 for 3 callers, 90 s after it.
+    expect(changes.filter((change) => change.at >= 90_000)).toEqual([]);
+    expect(controller.snapshot().baselineMs).toBeGreaterThan(200);
+  });
+
   it('keeps a reference when a round reads 0 ms (a clock that did not tick): a queue after it still ends the slow start', () => {
     const controller = loop();
     let at = 0;
