@@ -239,7 +239,8 @@ async function waitInQueue<T>(
     throw error;
   }
   if (aborted) {
-    // The caller left between the wake-up and this continuation: the call must not start.
+    // The caller left between the wake-up and this continuation: the call must not start. It left the queue, in effect.
+    plan.limiter!.queueAborted();
     permit.settle(CANCELLED);
     plan.breaker?.settle(ticket, CANCELLED);
     throw signal!.reason;

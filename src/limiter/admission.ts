@@ -32,7 +32,7 @@ export interface AdmissionCounters {
   readonly shed: number;
   /** Calls whose deadline passed while they waited (the upstream never saw them). */
   readonly timedOutInQueue: number;
-  /** Calls whose caller aborted while they waited. */
+  /** Calls whose caller aborted while they waited, or after they were handed a slot and before they started. */
   readonly abortedInQueue: number;
   /** Waiters dropped, or made to give a handed slot back, as their heartbeat stopped (request cancelled; ADR-0043). */
   readonly abandonedInQueue: number;
@@ -262,6 +262,11 @@ export class Admission implements LimiterPort {
   /** @internal A claimed slot whose deadline passed before its call could start (run-call.ts): a queue timeout. */
   queueTimedOut(): void {
     this.queueTimeouts++;
+  }
+
+  /** @internal A claimed slot whose caller aborted before its call could start (run-call.ts): an abort in the queue. */
+  queueAborted(): void {
+    this.queueAborts++;
   }
 
   /** @internal The waiter's timer fired, in its own request's context: its deadline, or a heartbeat (re-arm). */

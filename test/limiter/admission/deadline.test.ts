@@ -198,6 +198,30 @@ describe('queue wait counts against the caller deadline', () => {
       expect(admission.inflight).toBe(0);
     });
 
+    it('counts an abort between its hand-off and its start as an abort in the queue, and never starts the call', async () => {
+      // As above, but the caller aborts where the deadline passed: after the claim, before the waiter's continuation.
+      const { plan: p, admission } = plan(1, false);
+      const first = deferred<string>();
+      const running = runCall(p, () => first.promise, { timeoutMs: 1_000 });
+      const aborter = new AbortController();
+      let started = false;
+      const queued = runCall(
+        p,
+        async () => {
+          started = true;
+          return 'ran';
+        },
+        { timeoutMs: 1_000, signal: aborter.signal },
+      ).catch((e: unknown) => e);
+      const reason = new Error('the client went away');
+      first.resolve('done');
+      await running.then(() => aborter.abort(reason));
+      expect(await queued).toBe(reason);
+      expect(started).toBe(false);
+      expect(admission.counters()).toMatchObject({ abortedInQueue: 1, timedOutInQueue: 0, admitted: 2 });
+      expect(admission.inflight).toBe(0);
+    });
+
     it('reports the queue wait on the observation the controller learns from', async () => {
       const fake = new FakeClock();
       const clock = resolveClock(fake, 'test');
