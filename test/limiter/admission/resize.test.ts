@@ -30,6 +30,19 @@ describe('live resize: one limiter, every caller sees a new limit mid-flight', (
     expect(admission.inflight).toBe(6);
   });
 
+  it('still starts a waiter handed its slot before the limit was lowered: the slot is its own', async () => {
+    const { admission } = harness({ limit: 2 });
+    const running = fill(admission, 2);
+    const handed = enqueue(admission);
+    const waiting = enqueue(admission);
+    running[0]!.settle(OK); // hands the slot to `handed`; its claim runs in a later microtask
+    admission.resize(1);
+    await flush();
+    expect(handed.outcome.status).toBe('admitted');
+    expect(waiting.outcome.status).toBe('pending');
+    expect(admission.inflight).toBe(2);
+  });
+
   it('admits as many waiters as a window-close increase allows, inside the settle that closed it', async () => {
     const { admission, controller } = harness({ limit: 10 });
     const running = fill(admission, 10);
