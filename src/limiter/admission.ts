@@ -322,7 +322,7 @@ export class Admission implements LimiterPort {
           ? undefined
           : 1000 *
             (this.inQuietSpell
-              ? paceAfterQuiet(this.drainRatePerMs, this.clock.now() - this.quietSince)
+              ? paceAfterQuiet(this.drainRatePerMs, this.clock.now() - this.quietSince, this.inflightCount)
               : this.drainRatePerMs),
     };
   }
@@ -417,6 +417,8 @@ export class Admission implements LimiterPort {
     const permit = waiter.permit!;
     permit.active = false;
     this.inflightCount--;
+    // A slot given back unused ends a quiet spell as a settle does: the limiter is no longer full, and may go idle.
+    this.quietWindowCount = -1;
     permit.nextFree = this.freePermits;
     this.freePermits = permit;
     return true;
@@ -447,7 +449,7 @@ export class Admission implements LimiterPort {
       ratePerMs = this.drainWindowCount / elapsed;
     }
     const ahead = Math.max(1, this.inflightCount + this.queued - this.limitNow + 1);
-    return retryHintMs(ahead, paceAfterQuiet(ratePerMs, now - this.quietSince));
+    return retryHintMs(ahead, paceAfterQuiet(ratePerMs, now - this.quietSince, this.inflightCount));
   }
 
   /** Whether no call has settled since the quiet spell's first shed. */

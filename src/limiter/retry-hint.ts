@@ -6,19 +6,20 @@ export const DRAIN_WINDOW_MS = 1_000;
 const DRAIN_SMOOTHING = 0.5;
 // Ours: past a minute the estimate says "much later"; a Retry-After client should not be parked longer on a guess.
 const MAX_RETRY_AFTER_MS = 60_000;
-// Ours: a quiet spell (full, nothing completing) lowers the pace only once it outlasts two of its mean gaps. Under a
-// Poisson drain 13.5% of gaps (e^-2) run that long, and hints lengthen by 7% on average (one mean gap: 37%); a stall of
-// T ms gives at least T / 2 ms per call ahead.
-const QUIET_GAPS = 2;
+// Ours: a quiet spell (full, nothing completing) counts against the pace only once it outlasts two mean holds of a
+// slot (Little's law: calls running / pace). Slots that turn over together (one latency, started at once) leave gaps of
+// up to one hold; n spread-out ones (Poisson) a gap of two holds with probability e^-2n. Past that, every call running
+// has run for the whole spell and is taken to need at least half of it again: at most 2 x running / spell.
+const QUIET_HOLDS = 2;
 
 /** The smoothed drain rate after a window that drained at `rate`; the first window (NaN before) sets it. */
 export function smoothDrainRate(previous: number, rate: number): number {
   return previous !== previous ? rate : previous + DRAIN_SMOOTHING * (rate - previous);
 }
 
-/** The pace `ratePerMs` as far as `quietMs` without a completion allows: at most QUIET_GAPS completions in that time. */
-export function paceAfterQuiet(ratePerMs: number, quietMs: number): number {
-  return quietMs > 0 ? Math.min(ratePerMs, QUIET_GAPS / quietMs) : ratePerMs;
+/** The pace `ratePerMs` as far as `quietMs` without a completion, `running` calls held, allows. */
+export function paceAfterQuiet(ratePerMs: number, quietMs: number, running: number): number {
+  return quietMs > 0 ? Math.min(ratePerMs, (QUIET_HOLDS * (running > 1 ? running : 1)) / quietMs) : ratePerMs;
 }
 
 /** Ms until `ahead` calls have drained at `ratePerMs`, clamped to 1 ms - 60 s. */

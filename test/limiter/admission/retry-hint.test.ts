@@ -88,22 +88,40 @@ describe('the retry hint on a shed call', () => {
 });
 
 // ADR-0042's second addendum: a spell starts at the first shed after a settle (the limiter is full from there) and
-// ends at the next settle.
+// ends at the next settle, or when a slot is given back unused.
 describe('the retry hint through a quiet spell: full, and nothing completing', () => {
-  it('lengthens with the spell once it outlasts two mean gaps', async () => {
+  it('lengthens with the spell once it outlasts two mean holds of a slot', async () => {
     const h = harness({ limit: 10, random: () => 0.999 });
     const running = fill(h.admission, 10);
-    churn(h, running, 10, 101); // 0.1 per ms: a completion every 10 ms on average
+    churn(h, running, 10, 101); // 0.1 per ms with 10 running: a slot is held 100 ms on average (Little's law)
     expect((await shed(h)).retryAfterMs).toBe(210); // the spell starts here
-    h.clock.advance(20); // two mean gaps: no evidence against the pace yet
+    h.clock.advance(200); // two holds: no evidence against the pace yet
     expect((await shed(h)).retryAfterMs).toBe(210);
-    h.clock.advance(10); // 30 ms: at most 2 completions in it, 2 / 30 per ms: 21 calls x 15 ms
+    h.clock.advance(100); // 300 ms: at most 2 x 10 running / 300 ms, 21 calls x 15 ms
     expect((await shed(h)).retryAfterMs).toBe(315);
-    h.clock.advance(970); // 1 s: 0.002 per ms
-    expect((await shed(h)).retryAfterMs).toBe(10_500);
-    expect(h.admission.counters().drainPerSecond).toBe(2);
+    h.clock.advance(700); // 1 s: 0.02 per ms
+    expect((await shed(h)).retryAfterMs).toBe(1_050);
+    expect(h.admission.counters().drainPerSecond).toBe(20);
     h.clock.advance(60_000);
     expect((await shed(h)).retryAfterMs).toBe(60_000);
+  });
+
+  it('says nothing while slots that turn over together are between turns', async () => {
+    // 10 calls of exactly 1 s, started together, for 5 rounds: completions come 10 at a time, a second apart
+    const h = harness({ limit: 10, random: () => 0.999 });
+    let running = fill(h.admission, 10);
+    for (let round = 0; round < 5; round++) {
+      h.clock.advance(1_000);
+      for (const permit of running) permit.settle(OK);
+      running = fill(h.admission, 10);
+    }
+    expect(h.admission.counters().drainPerSecond).toBe(10);
+    await shed(h);
+    // 21 calls ahead: the turns at +1 s, +2 s and +3 s free them; 900 ms into the first wait that is 2.1 s away
+    h.clock.advance(900);
+    expect((await shed(h)).retryAfterMs).toBe(2_100);
+    h.clock.advance(1_100); // a turn that did not come is two holds: still nothing
+    expect((await shed(h)).retryAfterMs).toBe(2_100);
   });
 
   it('ends at a settle: the next shed reads the measured pace again', async () => {
@@ -112,10 +130,35 @@ describe('the retry hint through a quiet spell: full, and nothing completing', (
     churn(h, running, 10, 101); // the open window starts at t = 1010
     await shed(h);
     h.clock.advance(990); // short of closing the window, so the smoothed pace stays 0.1 per ms
-    expect((await shed(h)).retryAfterMs).toBe(10_395); // 21 calls x 495 ms
+    expect((await shed(h)).retryAfterMs).toBe(1_040); // 21 calls at 20 / 990 per ms
     running.shift()!.settle(OK); // the oldest waiter takes the slot
     expect(h.admission.counters().drainPerSecond).toBe(100);
     expect((await shed(h)).retryAfterMs).toBe(210);
+  });
+
+  it('ends when the slots are given back unused: a limiter that went idle that way starts afresh', async () => {
+    const h = harness({ limit: 1, random: () => 0.999 });
+    const running = fill(h.admission, 1);
+    churn(h, running, 10, 101); // 0.1 per ms
+    const aborters = [new AbortController(), new AbortController(), new AbortController()];
+    const a = enqueue(h.admission, { signal: aborters[0]!.signal });
+    enqueue(h.admission, { signal: aborters[1]!.signal });
+    running[0]!.settle(OK); // handed to a, whose claim has not run
+    enqueue(h.admission, { signal: aborters[2]!.signal });
+    const first = enqueue(h.admission); // 1 handed + 2 waiting: shed, and the spell starts with only a handed slot held
+    for (const aborter of aborters) aborter.abort(new Error('gone')); // each handed slot goes back unused
+    await flush();
+    expect(first.outcome.status).toBe('refused');
+    expect(a.outcome.status).toBe('refused');
+    expect([h.admission.inflight, h.admission.queued]).toEqual([0, 0]);
+    h.clock.advance(600_000); // idle, with no settle since the spell began
+    fill(h.admission, 1);
+    enqueue(h.admission);
+    enqueue(h.admission);
+    const later = enqueue(h.admission);
+    await flush();
+    // 3 calls ahead at 0.1 per ms; kept, the ten-minute spell had said a minute
+    expect(later.outcome.status === 'refused' && (later.outcome.error as LimitExceededError).retryAfterMs).toBe(30);
   });
 
   it('does not count idle time: a burst after ten idle minutes gets the measured pace', async () => {
