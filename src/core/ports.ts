@@ -56,7 +56,7 @@ export interface LimiterPort extends HasCallEvents {
   acquire(signal: AbortSignal | undefined, deadlineAt: number, timeoutMs: number | undefined): Promise<Permit>;
   /** A queued call's deadline passed after it was handed its slot, before it could start: counts a queue timeout. */
   queueTimedOut(): void;
-  /** A queued call's caller aborted after it was handed its slot, before it could start: counts an abort in the queue. */
+  /** A queued call's caller aborted after it was handed its slot, before it could start: counts an abort. */
   queueAborted(): void;
 }
 

@@ -36,7 +36,7 @@ export interface AdmissionCounters {
   readonly abortedInQueue: number;
   /** Waiters dropped, or made to give a handed slot back, as their heartbeat stopped (request cancelled; ADR-0043). */
   readonly abandonedInQueue: number;
-  /** Completions per second over recent drain windows (in a quiet spell, what it allows); undefined before the first. */
+  /** Completions per second over recent drain windows (in a quiet spell, what it allows); undefined before one. */
   readonly drainPerSecond: number | undefined;
 }
 
@@ -73,8 +73,8 @@ export class Admission implements LimiterPort {
   private drainWindowCount = 0;
   private drainRatePerMs = NaN;
   // The quiet spell (ADR-0042, second addendum): from the first shed after the latest settle, while no call settles. A
-  // settle moves the drain window's (start, count) away from the pair kept here, which ends the spell: the hot path
-  // does nothing more.
+  // settle moves the drain window's (start, count) away from the pair kept here, for good (the start only moves on, the
+  // count only grows within a window), which ends the spell: the hot path does nothing more.
   private quietSince = NaN;
   private quietWindowStart = NaN;
   private quietWindowCount = -1;
@@ -311,7 +311,7 @@ export class Admission implements LimiterPort {
   counters(): AdmissionCounters {
     return {
       // Monotonic, as a counter must be: a slot handed to a waiter that left before claiming it stays counted here
-      // (and in timedOutInQueue or abandonedInQueue).
+      // (and in timedOutInQueue, abortedInQueue or abandonedInQueue).
       admitted: this.admittedCount,
       shed: this.shedCount,
       timedOutInQueue: this.queueTimeouts,
@@ -436,7 +436,7 @@ export class Admission implements LimiterPort {
   /** The retry hint (ADR-0042): calls ahead (all waiting, running above L - 1) at the drain pace; undefined untimed. */
   private retryAfterMs(now: number): number | undefined {
     if (!this.inQuietSpell) {
-      // The first shed since a settle: the limiter is full from here, so time counts against the pace until one settles.
+      // The first shed since a settle: the limiter is full from here, and time counts against the pace until a settle.
       this.quietSince = now;
       this.quietWindowStart = this.drainWindowStart;
       this.quietWindowCount = this.drainWindowCount;

@@ -198,7 +198,7 @@ describe('queue wait counts against the caller deadline', () => {
       expect(admission.inflight).toBe(0);
     });
 
-    it('counts an abort between its hand-off and its start as an abort in the queue, and never starts the call', async () => {
+    it('counts an abort between its hand-off and its start as one in the queue; the call never starts', async () => {
       // As above, but the caller aborts where the deadline passed: after the claim, before the waiter's continuation.
       const { plan: p, admission } = plan(1, false);
       const first = deferred<string>();

@@ -124,6 +124,24 @@ describe('the retry hint through a quiet spell: full, and nothing completing', (
     expect((await shed(h)).retryAfterMs).toBe(2_100);
   });
 
+  it('leaves a slow healthy upstream alone: 5 s calls at a limit of 2 see no spell under 10 s', async () => {
+    const h = harness({ limit: 2, random: () => 0.999 });
+    const running = fill(h.admission, 2);
+    churn(h, running, 2_500, 6); // a completion every 2.5 s: 0.4 per s, so a slot is held 5 s
+    const shedNow = async () => {
+      while (h.admission.inflight + h.admission.queued < 6) enqueue(h.admission);
+      const call = enqueue(h.admission);
+      await flush();
+      return call.outcome.status === 'refused' ? (call.outcome.error as LimitExceededError).retryAfterMs : undefined;
+    };
+    // 2 running + 4 waiting - 2 + 1 = 5 calls ahead at 0.4 per s
+    expect(await shedNow()).toBe(12_500);
+    h.clock.advance(9_999);
+    expect(await shedNow()).toBe(12_500);
+    h.clock.advance(2_001); // 12 s: at most 2 x 2 running / 12 s
+    expect(await shedNow()).toBe(15_000);
+  });
+
   it('ends at a settle: the next shed reads the measured pace again', async () => {
     const h = harness({ limit: 10, random: () => 0.999 });
     const running = fill(h.admission, 10);
