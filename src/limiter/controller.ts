@@ -50,6 +50,7 @@ export type LimitChangeReason =
 export interface LimitChange {
   readonly from: number;
   readonly to: number;
+  /** The decision's, on the fractional estimate: the rounding can move `to` one call the other way (adr/0124). */
   readonly direction: 'grow' | 'shrink' | 'hold';
   readonly reason: LimitChangeReason;
   /** Clock time of the change, in ms. */
