@@ -42,7 +42,7 @@ function createAlgorithm(config: ControlConfig, tuning: ControlTuning, band: Ban
     case 'vegas':
       return createVegas({ ...tuning, ...band });
     case 'gradient2':
-      return createGradient2({ rttTolerance: config.rttTolerance, smoothing: config.smoothing });
+      return createGradient2({ ...config, minBaselineMs: tuning.minBaselineMs });
     case 'aimd':
       return createAimd({ backoffRatio: config.backoffRatio });
     case 'fixed':
@@ -620,7 +620,10 @@ export class LimitControlLoop implements LimitController {
   // rise must also exceed what that growth can queue: a window at most doubles the limit.
   private jumped(statMs: number): boolean {
     const ratio = this.tuning.raiseRatio;
-    if (!(statMs >= ratio * this.baseline.valueMs)) return false;
+    // Under minBaselineMs a ratio is whole-ms clock ticks (adr/0036, adr/0125): 0 -> 1 ms is no jump.
+    const baselineMs = this.baseline.valueMs;
+    const floorMs = this.tuning.minBaselineMs;
+    if (!(statMs >= ratio * (baselineMs > floorMs ? baselineMs : floorMs))) return false;
     const last = this.lastWindowLimit;
     if (this.lastWindowMs > 0 && statMs >= ratio * this.lastWindowMs && this.estimate <= last) return true;
     const prior = this.priorWindowLimit;

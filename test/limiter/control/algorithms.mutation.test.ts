@@ -10,7 +10,11 @@ import { decision, summary } from './support/summary';
 describe('gradient2 step: edges', () => {
   it('reads a 0 ms latency as within tolerance (no division by zero): grows by sqrt(L) x 0.2', () => {
     const out = decision();
-    createGradient2({ rttTolerance: 1.5, smoothing: 0.2 }).step(100, summary({ latencyMs: 0, baselineMs: 0 }), out);
+    createGradient2({ rttTolerance: 1.5, smoothing: 0.2, minBaselineMs: 5 }).step(
+      100,
+      summary({ latencyMs: 0, baselineMs: 0 }),
+      out,
+    );
     expect(out).toEqual({ estimate: 102, reason: 'latency-within-tolerance' });
   });
 });
@@ -18,7 +22,11 @@ describe('gradient2 step: edges', () => {
 describe('gradient2 step: a limit the headroom exactly balances', () => {
   it('holds L = 4 at the 0.5 gradient floor (0.5 x 4 + sqrt 4 = 4) and calls it latency-above-tolerance', () => {
     const out = decision();
-    createGradient2({ rttTolerance: 1.5, smoothing: 0.2 }).step(4, summary({ latencyMs: 1_000 }), out);
+    createGradient2({ rttTolerance: 1.5, smoothing: 0.2, minBaselineMs: 5 }).step(
+      4,
+      summary({ latencyMs: 1_000 }),
+      out,
+    );
     expect(out).toEqual({ estimate: 4, reason: 'latency-above-tolerance' });
   });
 });

@@ -23,7 +23,7 @@ const vegas = createVegas(VEGAS);
 function latencyFor(limit: number, queued: number): number {
   return 100 / (1 - queued / limit);
 }
-const gradient2 = createGradient2({ rttTolerance: 1.5, smoothing: 0.2 });
+const gradient2 = createGradient2({ rttTolerance: 1.5, smoothing: 0.2, minBaselineMs: 5 });
 const aimd = createAimd({ backoffRatio: 0.9 });
 const fixed = createFixed();
 
@@ -258,10 +258,22 @@ describe('gradient2 step', () => {
   });
 
   it('applies smoothing as given (1 takes the target as is)', () => {
-    const unsmoothed = createGradient2({ rttTolerance: 1.5, smoothing: 1 });
+    const unsmoothed = createGradient2({ rttTolerance: 1.5, smoothing: 1, minBaselineMs: 5 });
     const d = decision();
     unsmoothed.step(20, summary({ latencyMs: 200 }), d);
     expect(d.estimate).toBeCloseTo(15 + Math.sqrt(20), 10);
+  });
+
+  it('compares with a baseline of minBaselineMs at least, like vegas: a whole-ms clock tick is no queue (adr/0125)', () => {
+    const d = decision();
+    // 1.5 x 0 / 1 would clamp the gradient to 0.5: a 0 ms baseline shrank every window with a 1 ms p90.
+    gradient2.step(20, summary({ baselineMs: 0, latencyMs: 1 }), d);
+    expect(d.reason).toBe('latency-within-tolerance');
+    expect(d.estimate).toBeGreaterThan(20);
+    // Past the floor's tolerance it counts: 1.5 x 5 / 10 = 0.75.
+    gradient2.step(20, summary({ baselineMs: 1, latencyMs: 10 }), d);
+    expect(d.reason).toBe('latency-above-tolerance');
+    expect(d.estimate).toBeCloseTo(16 + (0.75 * 20 + Math.sqrt(20)) * 0.2, 10);
   });
 
   it('holds while warming up, like vegas', () => {
