@@ -4,6 +4,8 @@ import { Miniflare } from 'miniflare';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,7 +53,20 @@ export interface WorkerHandle {
   mf: Miniflare;
   /** The bundled library's source, as the Worker loaded it. */
   library: string;
+  /** workerd's stderr lines so far, still forwarded to the console (startWorker; empty for startBundledWorker). */
+  stderr: string[];
   dispose(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  /** Compatibility flags beyond the date's (e.g. `enable_request_signal`). */
+  compatibilityFlags?: string[];
+  /**
+   * A second fixture put in front as the Worker that `dispatchFetch` reaches, with the first as its
+   * service binding `INNER`: a client inside workerd, which can cancel a request (a client going
+   * away over HTTP is not noticed by local workerd until it writes the response).
+   */
+  client?: string;
 }
 
 /**
@@ -63,6 +78,7 @@ export async function startWorker(
   fixture: string,
   bindings: Record<string, string>,
   build: LibraryBuild = 'src',
+  options: WorkerOptions = {},
 ): Promise<WorkerHandle> {
   const dir = await mkdtemp(join(tmpdir(), 'resilix-workers-'));
   let library: string;
@@ -74,18 +90,49 @@ export async function startWorker(
   }
   const scriptPath = join(dir, 'worker.js');
   await copyFile(join(root, 'test/workers/fixtures', fixture), scriptPath);
-  const mf = new Miniflare({
+  const stderr: string[] = [];
+  const handleRuntimeStdio = (out: Readable, err: Readable): void => {
+    createInterface(out).on('line', (line) => console.log(line));
+    createInterface(err).on('line', (line) => {
+      stderr.push(line);
+      console.error(line);
+    });
+  };
+  const worker = {
     modules: true,
     modulesRoot: dir,
-    modulesRules: [{ type: 'ESModule', include: ['**/*.js'] }],
+    modulesRules: [{ type: 'ESModule' as const, include: ['**/*.js'] }],
     scriptPath,
     compatibilityDate: '2025-07-01',
+    compatibilityFlags: options.compatibilityFlags ?? [],
     bindings,
-  });
+  };
+  let mf: Miniflare;
+  if (options.client === undefined) {
+    mf = new Miniflare({ ...worker, handleRuntimeStdio });
+  } else {
+    const clientPath = join(dir, 'client.js');
+    await copyFile(join(root, 'test/workers/fixtures', options.client), clientPath);
+    mf = new Miniflare({
+      handleRuntimeStdio,
+      workers: [
+        {
+          name: 'client',
+          modules: true,
+          modulesRoot: dir,
+          scriptPath: clientPath,
+          compatibilityDate: '2025-07-01',
+          serviceBindings: { INNER: 'inner' },
+        },
+        { name: 'inner', ...worker },
+      ],
+    });
+  }
   await mf.ready;
   return {
     mf,
     library,
+    stderr,
     async dispose() {
       await mf.dispose();
       await rm(dir, { recursive: true, force: true });
@@ -120,6 +167,7 @@ export async function startBundledWorker(
   return {
     mf,
     library: bundled,
+    stderr: [],
     async dispose() {
       await mf.dispose();
       await rm(dir, { recursive: true, force: true });
