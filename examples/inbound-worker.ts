@@ -10,14 +10,30 @@ import { isResilixError, limiter, pipeline, retryAfterHeader, timeout, type Exec
 
 export type FetchHandler<Env> = (request: Request, env: Env, signal: AbortSignal) => Promise<Response>;
 
+/** The part of a module Worker's `ctx` (its fetch's third argument) used here. */
+interface ExecutionContext {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
 /**
  * Wraps a Worker's fetch handler with a limiter (any resilix executor). The handler's Response is
  * classified by its status, as an outbound one would be: a 5xx teaches the limiter a failure.
  */
 export function shedding<Env>(gate: Executor, handler: FetchHandler<Env>) {
-  return async (request: Request, env: Env): Promise<Response> => {
+  return async (request: Request, env: Env, ctx: ExecutionContext): Promise<Response> => {
     try {
-      return await gate.execute((ctx) => handler(request, env, ctx.signal), { signal: request.signal });
+      return await gate.execute(
+        (call) => {
+          const work = handler(request, env, call.signal);
+          // When the client goes away, workerd cancels the request's continuations: without
+          // waitUntil the handler's end is never seen and its slot never given back
+          // (docs/workers.md, "A request its client cancels").
+          ctx.waitUntil(work.catch(() => {}));
+          return work;
+        },
+        // A request still queued when its client goes away leaves the queue at once.
+        { signal: request.signal },
+      );
     } catch (error) {
       if (!isResilixError(error)) throw error;
       return new Response('overloaded, retry later\n', {

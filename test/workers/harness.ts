@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
-import { Miniflare } from 'miniflare';
+import { Miniflare, type WorkerOptions as MiniflareWorkerOptions } from 'miniflare';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -53,7 +53,7 @@ export interface WorkerHandle {
   mf: Miniflare;
   /** The bundled library's source, as the Worker loaded it. */
   library: string;
-  /** workerd's stderr lines so far, still forwarded to the console (startWorker; empty for startBundledWorker). */
+  /** workerd's stderr lines so far, still forwarded to the console. */
   stderr: string[];
   dispose(): Promise<void>;
 }
@@ -90,14 +90,6 @@ export async function startWorker(
   }
   const scriptPath = join(dir, 'worker.js');
   await copyFile(join(root, 'test/workers/fixtures', fixture), scriptPath);
-  const stderr: string[] = [];
-  const handleRuntimeStdio = (out: Readable, err: Readable): void => {
-    createInterface(out).on('line', (line) => console.log(line));
-    createInterface(err).on('line', (line) => {
-      stderr.push(line);
-      console.error(line);
-    });
-  };
   const worker = {
     modules: true,
     modulesRoot: dir,
@@ -106,6 +98,27 @@ export async function startWorker(
     compatibilityDate: '2025-07-01',
     compatibilityFlags: options.compatibilityFlags ?? [],
     bindings,
+  };
+  return launch(dir, worker, library, options);
+}
+
+/**
+ * Starts Miniflare on `worker` (its files in `dir`, removed on dispose), alone or, with
+ * `options.client`, behind that fixture as the Worker `dispatchFetch` reaches.
+ */
+async function launch(
+  dir: string,
+  worker: MiniflareWorkerOptions,
+  library: string,
+  options: WorkerOptions,
+): Promise<WorkerHandle> {
+  const stderr: string[] = [];
+  const handleRuntimeStdio = (out: Readable, err: Readable): void => {
+    createInterface(out).on('line', (line) => console.log(line));
+    createInterface(err).on('line', (line) => {
+      stderr.push(line);
+      console.error(line);
+    });
   };
   let mf: Miniflare;
   if (options.client === undefined) {
@@ -141,13 +154,15 @@ export async function startWorker(
 }
 
 /**
- * Bundles a TypeScript Worker (an example) with its imports into one module and starts it. Its
- * `import ... from 'resilix'` is src/index.ts, or the packed dist/index.js.
+ * Bundles a TypeScript Worker (an example) with its imports into one module and starts it, with
+ * the same options as startWorker. Its `import ... from 'resilix'` is src/index.ts, or the packed
+ * dist/index.js.
  */
 export async function startBundledWorker(
   entry: string,
   bindings: Record<string, string> = {},
   library: LibraryBuild = 'src',
+  options: WorkerOptions = {},
 ): Promise<WorkerHandle> {
   const dir = await mkdtemp(join(tmpdir(), 'resilix-workers-'));
   const scriptPath = join(dir, 'worker.js');
@@ -162,17 +177,15 @@ export async function startBundledWorker(
     logLevel: 'silent',
   });
   const bundled = await readFile(scriptPath, 'utf8');
-  const mf = new Miniflare({ modules: true, modulesRoot: dir, scriptPath, compatibilityDate: '2025-07-01', bindings });
-  await mf.ready;
-  return {
-    mf,
-    library: bundled,
-    stderr: [],
-    async dispose() {
-      await mf.dispose();
-      await rm(dir, { recursive: true, force: true });
-    },
+  const worker = {
+    modules: true,
+    modulesRoot: dir,
+    scriptPath,
+    compatibilityDate: '2025-07-01',
+    compatibilityFlags: options.compatibilityFlags ?? [],
+    bindings,
   };
+  return launch(dir, worker, bundled, options);
 }
 
 /**
@@ -184,6 +197,8 @@ export async function startBundledWorker(
  */
 export interface ScriptedUpstream {
   url: string;
+  /** Requests open now (answered or closed ones are not). */
+  readonly concurrent: number;
   readonly peakConcurrent: number;
   readonly served: number;
   readonly abandoned: number;
@@ -240,6 +255,9 @@ export async function startScriptedUpstream(): Promise<ScriptedUpstream> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    get concurrent() {
+      return current;
+    },
     get peakConcurrent() {
       return peak;
     },
