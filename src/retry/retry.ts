@@ -31,7 +31,11 @@ import {
   type ShouldRetry,
 } from './options';
 
-/** A retry about to be made, after its backoff wait. */
+/**
+ * A retry decided on, announced before its backoff wait (so a listener can log the wait). It may still not start:
+ * the caller may leave during the wait, or a late timer overrun the deadline (then `onGiveUp` says 'deadline');
+ * `snapshot().retries` counts the retries started.
+ */
 export interface RetryEvent {
   /** The attempt about to start: 2 for the first retry. */
   readonly attempt: number;
@@ -390,12 +394,14 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
           } catch (abortReason) {
             this.abortedCount++;
             this.budget?.refund();
+            if (fulfilled) discard(subject);
             throw abortReason;
           }
         }
         if (signal?.aborted) {
           this.abortedCount++;
           this.budget?.refund();
+          if (fulfilled) discard(subject);
           throw signal.reason;
         }
         let budgetMs: number | undefined = attemptMs;
@@ -414,6 +420,9 @@ export class RetryPolicy implements Policy<RetrySnapshot> {
           budgetMs = budgetMs === undefined || remaining < budgetMs ? remaining : budgetMs;
         }
         this.retryCount++;
+        // The value retried is dropped: a Response's unread body would hold its connection (undici keeps the socket
+        // until the body ends or the server's keep-alive closes it: one socket per retry during an outage).
+        if (fulfilled) discard(subject);
         try {
           subject = await runCall(plan, fn, attemptOptions(options, attempt, budgetMs));
           fulfilled = true;
@@ -599,4 +608,12 @@ function resolveBudget(
 /** A retry policy; see `RetryOptions` for the knobs and their provenance. */
 export function retry(options?: RetryOptions): RetryPolicy {
   return new RetryPolicy(options);
+}
+
+/** Cancels the body of a value the caller will never see (a retried or abandoned `Response`); anything else is left. */
+function discard(value: unknown): void {
+  const body = (value as { body?: unknown } | null | undefined)?.body;
+  // A web stream only (a user's own `body` is not ours to call). One already read, or locked by a reader the
+  // classifier took, rejects the cancel: nothing to do.
+  if (typeof ReadableStream === 'function' && body instanceof ReadableStream) body.cancel().catch(() => {});
 }

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { retry } from '../../src/retry/retry';
+import { constant, flush, VirtualClock } from './support';
+
+/** A 503 Response whose body records a cancel (the retry policy's default classifier reads Responses). */
+function busy(): { response: Response; cancelled: () => boolean } {
+  let cancelled = false;
+  const body = new ReadableStream<Uint8Array>({
+    cancel() {
+      cancelled = true;
+    },
+  });
+  return { response: new Response(body, { status: 503 }), cancelled: () => cancelled };
+}
+
+describe('a value the retry policy drops (test/fetch/retried-body.test.ts has the sockets)', () => {
+  it("cancels a retried Response's body, and leaves the one it returns readable", async () => {
+    const clock = new VirtualClock();
+    const answers = [busy(), busy()];
+    let calls = 0;
+    const policy = retry({ clock, random: constant(0), budget: false, maxAttempts: 2 });
+    const outcome = await clock.run(policy.execute(() => answers[calls++]!.response));
+    expect(outcome).toMatchObject({ ok: true, value: answers[1]!.response });
+    expect(answers.map((answer) => answer.cancelled())).toEqual([true, false]);
+  });
+
+  it('cancels it when the caller leaves during the backoff wait', async () => {
+    const clock = new VirtualClock();
+    const first = busy();
+    const leaving = new AbortController();
+    const policy = retry({ clock, random: constant(0.5), budget: false, baseDelayMs: 1_000 });
+    const call = policy.execute(() => first.response, { signal: leaving.signal });
+    await flush();
+    expect(clock.pendingTimers).toBe(1); // the wait
+    leaving.abort(new Error('caller left'));
+    await expect(call).rejects.toThrow('caller left');
+    expect(first.cancelled()).toBe(true);
+  });
+
+  it("leaves a value whose body is not a web stream alone (a user's own `body` is not ours to call)", async () => {
+    const clock = new VirtualClock();
+    let cancels = 0;
+    const own = { status: 503, body: { cancel: () => cancels++ } };
+    let calls = 0;
+    const policy = retry({ clock, random: constant(0), budget: false, maxAttempts: 3 });
+    await clock.run(
+      policy.execute(() => {
+        calls++;
+        return own;
+      }),
+    );
+    expect(calls).toBe(3); // retried twice
+    expect(cancels).toBe(0);
+  });
+});
