@@ -125,6 +125,7 @@ export const VARIANTS: readonly Variant[] = [
     measureWholeCalls: false,
   }),
   off('no refusal tail', 'refusalTail false: every refusal is a reduce signal', { refusalTail: false }),
+  off('no refusal round trip', 'refusalRoundTrip false: a refusal ends a round at once', { refusalRoundTrip: false }),
   off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),
   // The "ours" constants with no half or double row above (docs/ablation.md, fourteenth session).
   ...(['raiseRatio', 'raiseElasticity', 'startupIdleRounds', 'overloadHoldMs', 'excessQueueGain'] as const).flatMap(

@@ -597,6 +597,9 @@ export class LimitControlLoop implements LimitController {
     if (!pressured && summary.samples > 0 && summary.peakInflight >= this.limit) this.servedLimit = this.limit;
     else if (summary.overloads > 0 && this.servedLimit >= this.limit) this.servedLimit = this.limit - 1;
     window.restart(now);
+    // A refusal is a round trip once the window lasted the no-load latency (adr/0126).
+    const roundTripMs = this.slowStart ? this.noLoadMs() : baseline.meanMs;
+    window.minRoundTripMs = tuning.refusalRoundTrip && roundTripMs > 0 ? roundTripMs : 0;
     this.windowsClosed++;
     // After a slow start (its drain, settling and baseline window) the limit is whole calls: a
     // measurement needs a steady load, and the extra call error diffusion would admit is queue the

@@ -86,6 +86,11 @@ const SHIPPED = {
   tailCap: 0.05,
   /** The same for refusals, a share that comes whatever our concurrency (adr/0095). false: every refusal counts. */
   refusalTail: true,
+  /**
+   * A refusal ends a round, or lets an overload majority close a window early, only once the window lasted the no-load
+   * latency: Little's law needs a round trip of the service (adr/0126). false: at once, however fast the refusal.
+   */
+  refusalRoundTrip: true,
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */
   appLimitedFactor: 2,
 };

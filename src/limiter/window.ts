@@ -35,8 +35,13 @@ export class SamplingWindow {
   peakInflight = 0;
   /** The settle's clock, set before recordSettle (adr/0087). */
   settledAt = 0;
-  /** A call admitted after the window opened has ended: it spans a round trip (adr/0045). */
+  /**
+   * A call admitted after the window opened has ended: it spans a round trip (adr/0045). A refusal only once the window
+   * has lasted `minRoundTripMs`: a 429 in 5 ms is no round trip of a 1 s service, and Little's law needs one (adr/0126).
+   */
   roundTrip = false;
+  /** The no-load latency the loop knows as the window opens, ms; 0 when it knows none. */
+  minRoundTripMs = 0;
   private inflightSum = 0;
   private afterMarkSum = 0;
   private holds = 0;
@@ -97,7 +102,9 @@ export class SamplingWindow {
         return false;
     }
     if (this.openedAt !== this.openedAt) this.openedAt = now;
-    else if (now - heldMs >= this.openedAt) this.roundTrip = true;
+    else if (now - heldMs >= this.openedAt && (!this.refuses(verdict) || now - this.openedAt >= this.minRoundTripMs)) {
+      this.roundTrip = true;
+    }
     this.reached++;
     if (inflight > this.peakInflight) this.peakInflight = inflight;
     this.inflightSum += inflight;
@@ -120,8 +127,10 @@ export class SamplingWindow {
     if (this.reached === 0) return false;
     const ageMs = now - this.openedAt;
     if (ageMs < floorMs) {
-      // An overload majority is unambiguous: waiting for the floor only spins more refusals.
+      // An overload majority is unambiguous: waiting for the floor only spins more refusals. But not before a round
+      // trip: the cut reads the concurrency served from the completions (adr/0126).
       return (
+        this.roundTrip &&
         this.reached >= this.rules.overloadCloseMinAnswers &&
         this.overloads >= this.rules.overloadCloseShare * this.reached
       );

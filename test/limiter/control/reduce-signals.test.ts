@@ -207,6 +207,26 @@ describe('overload: cut to the concurrency the upstream served (adr/0046)', () =
     expect(lowest).toBeGreaterThanOrEqual(10); // 2, held until 20.6 s
     expect(limitAt(changes, 19_000, 1)).toBeGreaterThanOrEqual(10);
   });
+
+  // An LLM API's concurrency cap: 20 calls at 1 s, a 429 in 5 ms past them. A window that closed on the refusals' majority
+  // before a round trip of the service held 0-2 completions: "served" was one call, and the hold kept it there for 10 s
+  // and more (24 -> 1 at 5.2 s, back to 2 at 47 s). Refusals are a round trip only once the window lasted the no-load
+  // latency (adr/0126).
+  it.each([1_000, 3_000])(
+    'cuts to the cap behind a cap that refuses at once, whatever the service time (%i ms)',
+    (serviceMs) => {
+      const { changes } = runScripted({
+        controller: new LimitControlLoop(resolveControlConfig({})),
+        durationMs: 60 * serviceMs,
+        clients: 60,
+        call: ({ inflight }) => (inflight > 20 ? { latencyMs: 5, verdict: 'overload' } : { latencyMs: serviceMs }),
+      });
+      const cuts = changes.filter((change) => change.reason === 'overload').map((change) => change.to);
+      expect(cuts.length).toBeGreaterThan(0);
+      expect(Math.min(...cuts)).toBeGreaterThanOrEqual(16);
+      expect(limitAt(changes, 50 * serviceMs, 1)).toBeGreaterThanOrEqual(16);
+    },
+  );
 });
 
 describe('timeout: the strongest signal, backoffRatio^2 scaled by its share (adr/0035)', () => {

@@ -89,7 +89,7 @@ describe('the sampling window: closing edges', () => {
   it('closes before its floor on exactly half overloads of 10 answers', () => {
     const window = new SamplingWindow(rules);
     for (let i = 0; i < 5; i++) record(window, 'ok', 100, 20, 0, BEFORE);
-    for (let i = 0; i < 5; i++) record(window, 'overload', 1, 20, 0, BEFORE);
+    for (let i = 0; i < 5; i++) record(window, 'overload', 1, 20, 100, 99); // round trips (minRoundTripMs 0)
     expect(window.ready(100, 2_000)).toBe(true);
   });
 });

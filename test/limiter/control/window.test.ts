@@ -198,6 +198,21 @@ describe("the sampling window: what the slow start and Little's law read (adr/00
     expect(window.roundTrip).toBe(false);
   });
 
+  it('takes a refusal for a round trip only once the window lasted the no-load latency (adr/0126)', () => {
+    const window = new SamplingWindow(rules);
+    window.minRoundTripMs = 1_000; // a service of 1 s behind a cap that answers 429 in 1 ms
+    record(window, 'ok', 1_000, 20, 0, -1_000); // opens the window at 0
+    record(window, 'overload', 1, 20, 50, 49); // admitted after it opened, but 50 ms is no round trip of the service
+    expect(window.roundTrip).toBe(false);
+    record(window, 'ok', 40, 20, 60, 20); // an answer is one, however fast
+    expect(window.roundTrip).toBe(true);
+    window.restart(2_000);
+    record(window, 'overload', 1, 20, 2_500, 2_499);
+    expect(window.roundTrip).toBe(false);
+    record(window, 'overload', 1, 20, 3_000, 2_999); // the window has lasted 1 s
+    expect(window.roundTrip).toBe(true);
+  });
+
   it("keeps the mean and variance of the log latency (the slow start's exit test runs on logs)", () => {
     const window = new SamplingWindow(rules);
     expect(window.latencyLogMean()).toBeNaN();
@@ -224,11 +239,16 @@ describe("the sampling window: what the slow start and Little's law read (adr/00
   it('closes before its floor once overloads are half of at least 10 answers (a hard cap answering 429 in 1 ms)', () => {
     expect(DEFAULT_TUNING.overloadCloseMinAnswers).toBe(10);
     const window = new SamplingWindow(rules);
-    for (let i = 0; i < 4; i++) record(window, 'ok', 100, 20, 0, BEFORE);
-    for (let i = 0; i < 5; i++) record(window, 'overload', 1, 20, 0, BEFORE);
+    window.minRoundTripMs = 100;
+    for (let i = 0; i < 3; i++) record(window, 'ok', 100, 20, 0, BEFORE);
+    for (let i = 0; i < 6; i++) record(window, 'overload', 1, 20, 50, 49);
     expect(window.ready(100, 2_000)).toBe(false); // 9 answers
-    record(window, 'overload', 1, 20, 0, BEFORE);
-    expect(window.ready(100, 2_000)).toBe(true); // 6 of 10
+    record(window, 'overload', 1, 20, 60, 59);
+    // 7 of 10, but not before a round trip: the cut reads the concurrency served from the completions, and a window
+    // shorter than the service counts too few (adr/0126).
+    expect(window.ready(100, 2_000)).toBe(false);
+    record(window, 'overload', 1, 20, 100, 99);
+    expect(window.ready(100, 2_000)).toBe(true); // 8 of 11, and the window has lasted the no-load 100 ms
     const few = new SamplingWindow({ ...rules, overloadCloseShare: 1 });
     for (let i = 0; i < 4; i++) record(few, 'ok', 100, 20, 0, BEFORE);
     for (let i = 0; i < 20; i++) record(few, 'overload', 1, 20, 0, BEFORE);
@@ -238,9 +258,10 @@ describe("the sampling window: what the slow start and Little's law read (adr/00
   it("takes the answers an early close needs from the loop's tuning (the ablation varies overloadCloseMinAnswers)", () => {
     const loop = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, overloadCloseMinAnswers: 4 });
     const window = (loop as unknown as { window: SamplingWindow }).window;
-    for (let i = 0; i < 3; i++) record(window, 'overload', 1, 20, 0, BEFORE);
-    expect(window.ready(100, 2_000)).toBe(false); // 3 answers
     record(window, 'overload', 1, 20, 0, BEFORE);
+    for (let i = 0; i < 2; i++) record(window, 'overload', 1, 20, 100, 99); // a round trip: the loop knows no latency yet
+    expect(window.ready(100, 2_000)).toBe(false); // 3 answers
+    record(window, 'overload', 1, 20, 100, 99);
     expect(window.ready(100, 2_000)).toBe(true); // 4 of 4, where the shipped 10 would wait
   });
 
