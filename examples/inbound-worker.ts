@@ -31,7 +31,8 @@ export function shedding<Env>(gate: Executor, handler: FetchHandler<Env>) {
           ctx.waitUntil(work.catch(() => {}));
           return work;
         },
-        // A request still queued when its client goes away leaves the queue at once.
+        // A request still queued when its client goes away leaves the queue at once (with the
+        // `enable_request_signal` compatibility flag; without it, at its deadline).
         { signal: request.signal },
       );
     } catch (error) {

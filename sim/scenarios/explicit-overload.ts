@@ -24,8 +24,8 @@ import {
  * call that finds K busy is refused at once), refusals after 1.5 ms. Load: open-loop Poisson at 2x
  * the throughput, through `execute` with a 2 s deadline, library defaults.
  *
- * Criteria from 10 s on (40 s with `serviceMs`): the share of the calls that reached the upstream and were answered with
- * overload <= 10%, and goodput >= 0.9 of the cap's throughput.
+ * Criteria from 10 s on (40 s with `serviceMs`): the share of the calls that reached the upstream
+ * and were answered with overload <= 10%, and goodput >= 0.9 of the cap's throughput.
  *
  * With `serviceMs` (an LLM API's concurrency cap: calls of a second or more, a 429 at once), the
  * service has that median, the run is 40 s of start and 120 s settled, and callers wait up to 10 s

@@ -61,7 +61,7 @@ export function acceptanceScenarios(): Scenario[] {
     baselineShift('vegas', 'execute', 1.3),
     // Near the offset where a descent stops just short of 0.6 of its start: a known library problem (adr/0115, adr/0120).
     baselineShift('vegas', 'execute', 1.15, 0x5eed0028),
-    // An LLM API's concurrency cap: calls of a second, a 429 at once (adr/0126).
+    // An LLM API's concurrency cap: calls of a second, a 503 at once (adr/0126).
     explicitOverload(20, 'vegas', 0x5eed1100, 1_000),
     productionCase(),
     streaming(),

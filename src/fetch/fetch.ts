@@ -176,9 +176,10 @@ const anySignal: AnySignal | undefined =
  * deadline and the caller's abort until the headers arrive, and never aborts after (ADR-011), so
  * the body stays readable past the deadline. Without a deadline it is the caller's own signal,
  * which bounds the body too. With a deadline, the caller's signal must still bound the body, so
- * fetch gets both, joined with `AbortSignal.any` (held weakly by the platform on Node 24: a long-lived caller
- * signal does not collect one listener per request; Node 20 keeps one small entry per join: docs/fetch.md). Where `AbortSignal.any` is missing (Node
- * < 20.3) the caller's signal bounds the request only up to the headers.
+ * fetch gets both, joined with `AbortSignal.any` (held weakly by Node 24: a long-lived caller signal
+ * does not collect one listener per request; Node 20 keeps one small entry per join: docs/fetch.md).
+ * Where `AbortSignal.any` is missing (Node < 20.3) the caller's signal bounds the request only up to
+ * the headers.
  */
 function requestSignalFor(ours: AbortSignal, caller: AbortSignal | null | undefined): AbortSignal {
   if (caller === undefined || caller === null || caller === ours || anySignal === undefined) return ours;

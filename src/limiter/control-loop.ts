@@ -597,8 +597,10 @@ export class LimitControlLoop implements LimitController {
     if (!pressured && summary.samples > 0 && summary.peakInflight >= this.limit) this.servedLimit = this.limit;
     else if (summary.overloads > 0 && this.servedLimit >= this.limit) this.servedLimit = this.limit - 1;
     window.restart(now);
-    // A refusal is a round trip once the window lasted the no-load latency (adr/0126).
-    const roundTripMs = this.slowStart ? this.noLoadMs() : baseline.meanMs;
+    // A refusal is a round trip once the window lasted the no-load latency (adr/0126): the slow start's, else the
+    // baseline's; 0 while neither is known. An idle restart keeps the value (the window restarts without closing).
+    const noLoadMs = this.slowStart ? this.noLoadMs() : Number.NaN;
+    const roundTripMs = noLoadMs > 0 ? noLoadMs : baseline.meanMs;
     window.minRoundTripMs = tuning.refusalRoundTrip && roundTripMs > 0 ? roundTripMs : 0;
     this.windowsClosed++;
     // After a slow start (its drain, settling and baseline window) the limit is whole calls: a
@@ -625,6 +627,7 @@ export class LimitControlLoop implements LimitController {
     const ratio = this.tuning.raiseRatio;
     // Under minBaselineMs a ratio is whole-ms clock ticks (adr/0036, adr/0125): 0 -> 1 ms is no jump.
     const baselineMs = this.baseline.valueMs;
+    if (!(baselineMs >= 0)) return false; // no baseline, no jump (the floor below must not stand in for one)
     const floorMs = this.tuning.minBaselineMs;
     if (!(statMs >= ratio * (baselineMs > floorMs ? baselineMs : floorMs))) return false;
     const last = this.lastWindowLimit;

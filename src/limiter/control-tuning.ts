@@ -64,7 +64,10 @@ const SHIPPED = {
   failureGrowthVeto: 0.5,
   /** Standard errors of the window mean a rise must exceed to count as queue (adr/0036). 0 = off. */
   noiseZ: 1,
-  /** The least baseline vegas, gradient2 and the jump rule compare with, ms: below it ratios are whole-ms clock ticks (Workers; adr/0036, adr/0125). */
+  /**
+   * The least baseline vegas, gradient2 and the jump rule compare with, ms: below it ratios are whole-ms clock
+   * ticks (Workers; adr/0036, adr/0125).
+   */
   minBaselineMs: 5,
   /** Default band (adr/0049): alpha = min(3 log10 max(L, 10), alphaScale x (L / 10)^alphaPower), beta = betaRatio x alpha. */
   alphaPower: ALPHA_POWER,

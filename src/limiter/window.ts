@@ -7,14 +7,26 @@ import { sharedWhenEqual } from '../core/options';
 import { CONTROL_DEFAULTS, type ControlConfig } from './control-config';
 import { type ControlTuning, DEFAULT_TUNING } from './control-tuning';
 
-/** The options a window reads, and the overload share and count that close it early (adr/0046). */
+/**
+ * The options a window reads, the overload share and count that close it early (adr/0046), and whether that early
+ * close waits for a round trip (adr/0126; default true).
+ */
 export type WindowRules = Pick<ControlConfig, 'quantile' | 'minSamples' | 'maxWindowMs' | 'failure'> &
-  Pick<ControlTuning, 'overloadCloseShare' | 'overloadCloseMinAnswers'>;
+  Pick<ControlTuning, 'overloadCloseShare' | 'overloadCloseMinAnswers'> &
+  Partial<Pick<ControlTuning, 'refusalRoundTrip'>>;
 
 /** What a window keeps of its rules (the quantile goes to its estimator): per-key memory (adr/0086). */
 function copyRules(rules: WindowRules) {
   const { minSamples, maxWindowMs, failure, overloadCloseShare, overloadCloseMinAnswers } = rules;
-  return Object.freeze({ minSamples, maxWindowMs, failure, overloadCloseShare, overloadCloseMinAnswers });
+  const refusalRoundTrip = rules.refusalRoundTrip !== false;
+  return Object.freeze({
+    minSamples,
+    maxWindowMs,
+    failure,
+    overloadCloseShare,
+    overloadCloseMinAnswers,
+    refusalRoundTrip,
+  });
 }
 
 const DEFAULT_RULES = /* @__PURE__ */ copyRules({ ...CONTROL_DEFAULTS, ...DEFAULT_TUNING });
@@ -130,7 +142,7 @@ export class SamplingWindow {
       // An overload majority is unambiguous: waiting for the floor only spins more refusals. But not before a round
       // trip: the cut reads the concurrency served from the completions (adr/0126).
       return (
-        this.roundTrip &&
+        (this.roundTrip || !this.rules.refusalRoundTrip) &&
         this.reached >= this.rules.overloadCloseMinAnswers &&
         this.overloads >= this.rules.overloadCloseShare * this.reached
       );

@@ -612,8 +612,12 @@ export function retry(options?: RetryOptions): RetryPolicy {
 
 /** Cancels the body of a value the caller will never see (a retried or abandoned `Response`); anything else is left. */
 function discard(value: unknown): void {
-  const body = (value as { body?: unknown } | null | undefined)?.body;
-  // A web stream only (a user's own `body` is not ours to call). One already read, or locked by a reader the
-  // classifier took, rejects the cancel: nothing to do.
-  if (typeof ReadableStream === 'function' && body instanceof ReadableStream) body.cancel().catch(() => {});
+  try {
+    const body = (value as { body?: unknown } | null | undefined)?.body;
+    // A web stream only (a user's own `body` is not ours to call). One already read, or locked by a reader the
+    // classifier took, rejects the cancel: nothing to do.
+    if (typeof ReadableStream === 'function' && body instanceof ReadableStream) body.cancel().catch(() => {});
+  } catch {
+    // A caller's value whose `body` getter throws: it is dropped all the same.
+  }
 }

@@ -983,3 +983,23 @@ describe("the no-load pool: which rounds' cohorts join it (adr/0045, adr/0096)",
     expect(closes.map(({ windows }) => windows)).toEqual([2, 3, 4, 4, 5, 5, 6, 7, 8, 8, 9, 10]);
   });
 });
+
+describe('the jump rule without a baseline (adr/0125)', () => {
+  it('takes no window for a jump before a baseline is known: the 5 ms floor does not stand in for one', () => {
+    const controller = loop();
+    const inside = controller as unknown as {
+      jumped(statMs: number): boolean;
+      lastWindowMs: number;
+      lastWindowLimit: number;
+      baseline: { valueMs: number };
+    };
+    expect(inside.baseline.valueMs).toBeNaN();
+    inside.lastWindowMs = 20;
+    inside.lastWindowLimit = controller.snapshot().estimate;
+    // 100 ms against a window of 20 at the same limit: twice it, and twice the floor, but no baseline.
+    expect(inside.jumped(100)).toBe(false);
+    inside.baseline.valueMs = 1; // a baseline under the floor compares as 5 ms
+    expect(inside.jumped(100)).toBe(true);
+    expect(inside.jumped(9)).toBe(false);
+  });
+});

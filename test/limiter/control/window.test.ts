@@ -249,6 +249,11 @@ describe("the sampling window: what the slow start and Little's law read (adr/00
     expect(window.ready(100, 2_000)).toBe(false);
     record(window, 'overload', 1, 20, 100, 99);
     expect(window.ready(100, 2_000)).toBe(true); // 8 of 11, and the window has lasted the no-load 100 ms
+    // refusalRoundTrip false (the tree before adr/0126): a majority closes early with no round trip at all.
+    const before = new SamplingWindow({ ...rules, refusalRoundTrip: false });
+    for (let i = 0; i < 10; i++) record(before, 'overload', 1, 20, 0, BEFORE);
+    expect(before.roundTrip).toBe(false);
+    expect(before.ready(100, 2_000)).toBe(true);
     const few = new SamplingWindow({ ...rules, overloadCloseShare: 1 });
     for (let i = 0; i < 4; i++) record(few, 'ok', 100, 20, 0, BEFORE);
     for (let i = 0; i < 20; i++) record(few, 'overload', 1, 20, 0, BEFORE);
