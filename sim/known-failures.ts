@@ -56,7 +56,7 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
     problem:
       "an LLM API's concurrency cap (20 calls of a second, a 503 in 1.5 ms past them): each probe past the cap spins refusals until a call admitted in the window comes back, and 17% of the calls reaching the upstream are refused (bound 10%); goodput is at its bound",
     measured:
-      "share refused 0.141-0.192 (median 0.169) on 16 of 16 seeds, goodput / the cap's throughput 0.873-0.991 (median 0.899, 8 of 16 at 0.9 or more). The limit sits at the cap between probes (20 against 20), and every overload hold's end probes 21-23 for a window. Before adr/0126 (a window closed on the refusals' majority before a round trip of the service, with 0-2 completions in it) the overload cut went to 1-6 calls: goodput 0.444-0.846 (median 0.690), refused 0.095-0.152. A cheaper probe past a hard cap (one call, not a window's growth) is the fix to try.",
+      "share refused 0.141-0.192 (median 0.171) on 16 of 16 seeds, goodput / the cap's throughput 0.873-0.991 (median 0.905, 8 of 16 at 0.9 or more; on 32 seeds 0.842-0.991, 13 of 32). The limit sits at the cap between probes (20 against 20), and every overload hold's end probes 21-23 for a window. Before adr/0126 (a window closed on the refusals' majority before a round trip of the service, with 0-2 completions in it) the overload cut went to 1-6 calls: goodput 0.444-0.846 (median 0.690), refused 0.095-0.152. A cheaper probe past a hard cap (one call, not a window's growth) is the fix to try.",
     sweepPasses: 0,
   },
 };
