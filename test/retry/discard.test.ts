@@ -37,6 +37,32 @@ describe('a value the retry policy drops (test/fetch/retried-body.test.ts has th
     expect(first.cancelled()).toBe(true);
   });
 
+  it('returns the Response readable when a late timer overruns the deadline (no retry is made)', async () => {
+    // A timer that fires 2 s late: the 50 ms wait ends past the call's 1 s deadline.
+    class LateClock extends VirtualClock {
+      override setTimer(callback: () => void, delayMs: number): number {
+        return super.setTimer(callback, delayMs + 2_000);
+      }
+    }
+    const clock = new LateClock();
+    const first = busy();
+    let calls = 0;
+    const policy = retry({ clock, random: constant(0.5), budget: false, baseDelayMs: 100 });
+    const outcome = await clock.run(
+      policy.execute(
+        () => {
+          calls++;
+          return first.response;
+        },
+        { timeoutMs: 1_000 },
+      ),
+    );
+    expect(calls).toBe(1);
+    expect(policy.snapshot().gaveUp.deadline).toBe(1);
+    expect(outcome).toMatchObject({ ok: true, value: first.response });
+    expect(first.cancelled()).toBe(false);
+  });
+
   it("leaves a value whose body is not a web stream alone (a user's own `body` is not ours to call)", async () => {
     const clock = new VirtualClock();
     let cancels = 0;
