@@ -1,7 +1,9 @@
 import type { CallContext, CallFn, ExecuteOptions, Executor } from '../core/call';
 import type { Classifier } from '../core/classify';
 import { functionOption, knownOptions, optionsObject, requireNumber } from '../core/options';
+import { isPolicy } from '../core/policy';
 import { abortSignalOf } from '../core/run-call';
+import { Pipeline } from '../pipeline/pipeline';
 import { KeyRegistry } from '../registry/key-registry';
 import { originKey } from '../registry/origin-key';
 
@@ -81,6 +83,7 @@ export function resilientFetch(target: Executor | KeyedExecutor, options?: Resil
   // One options object for every call without a caller signal: the common case allocates none.
   const shared: ExecuteOptions = Object.freeze({ timeoutMs, classify });
   const keyOf: RequestKey | undefined = key ?? (target instanceof KeyRegistry ? originKey : undefined);
+  const replayable = mayRetry(target);
 
   return function fetchThroughResilix(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     // fetch never throws synchronously (a bad URL, a getter of init's that throws: it rejects);
@@ -90,10 +93,11 @@ export function resilientFetch(target: Executor | KeyedExecutor, options?: Resil
       const signal = init?.signal !== undefined ? init.signal : requestSignal(input);
       const executeOptions: ExecuteOptions =
         signal === undefined || signal === null ? shared : { signal, timeoutMs, classify };
-      // A Request's body can be read once: every attempt (a retry sends it again) gets its own
-      // clone, and the caller's Request stays unread. Bodies in `init` are the caller's to make
-      // replayable (docs/retry.md).
-      const replay = hasBody(input);
+      // A Request's body can be read once: where a retry may send it again, every attempt gets its
+      // own clone and the caller's Request stays unread. Where none can, no clone: a clone tees the
+      // body, and the unread original keeps what was sent (a 64 MB upload, for as long as the
+      // caller holds the Request). Bodies in `init` are the caller's to make replayable (docs/retry.md).
+      const replay = replayable && hasBody(input);
       const call = (ctx: CallContext): Promise<Response> =>
         send(fetchImpl, replay ? (input as Request).clone() : input, init, signal, ctx);
       if (keyOf === undefined) return (target as Executor).execute(call, executeOptions);
@@ -189,6 +193,16 @@ function requestSignalFor(ours: AbortSignal, caller: AbortSignal | null | undefi
     // A signal from another realm, which AbortSignal.any refuses: ours still carries its abort.
     return ours;
   }
+}
+
+/**
+ * Whether a call through the target may be attempted twice. A resilix pipeline or policy says (a retry policy
+ * in it); anything else may: a KeyRegistry's values are made per key, and a custom executor may retry.
+ */
+function mayRetry(target: Executor | KeyedExecutor): boolean {
+  if (target instanceof Pipeline) return target.policies.some((policy) => policy.kind === 'retry');
+  if (isPolicy(target)) return target.kind === 'retry';
+  return true;
 }
 
 /** Whether the input is a Request (by shape, any realm's) with a body to send. */

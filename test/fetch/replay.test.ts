@@ -2,6 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resilientFetch } from '../../src/fetch/fetch';
+import type { CallFn, ExecuteOptions } from '../../src/core/call';
+import { limiter } from '../../src/limiter/limiter';
 import { pipeline } from '../../src/pipeline/pipeline';
 import { retry } from '../../src/retry/retry';
 
@@ -56,5 +58,27 @@ describe('resilientFetch behind retry() with a Request body', () => {
     const response = await send(new Request(url));
     expect(response.status).toBe(200);
     expect(received).toEqual(['', '']);
+  });
+});
+
+describe('resilientFetch with no retry on the path: the Request is sent as it is, as fetch sends it', () => {
+  it("consumes the caller's Request instead of teeing it (a clone would keep a copy of the body)", async () => {
+    received.length = 1; // the server answers odd arrivals 503 and even ones 200: this is the second
+    const send = resilientFetch(pipeline(limiter()));
+    const request = new Request(url, { method: 'POST', body: 'payload-2' });
+    const response = await send(request);
+    expect(await response.text()).toBe('echo:payload-2');
+    expect(request.bodyUsed).toBe(true);
+  });
+
+  it('still clones for a lone retry policy, and for an executor it cannot see into', async () => {
+    const inner = limiter();
+    const custom = { execute: <T>(fn: CallFn<T>, options?: ExecuteOptions) => inner.execute(fn, options) };
+    for (const target of [retry({ maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 2 }), custom]) {
+      received.length = 0;
+      const request = new Request(url, { method: 'POST', body: 'payload-3' });
+      await (await resilientFetch(target)(request)).text();
+      expect(request.bodyUsed).toBe(false);
+    }
   });
 });
