@@ -49,6 +49,9 @@ export async function bundleLibrary(outfile: string): Promise<string> {
   return readFile(outfile, 'utf8');
 }
 
+/** The workerd compatibility date every Worker here runs at (the client in front included). */
+const COMPATIBILITY_DATE = '2025-07-01';
+
 export interface WorkerHandle {
   mf: Miniflare;
   /** The bundled library's source, as the Worker loaded it. */
@@ -95,7 +98,7 @@ export async function startWorker(
     modulesRoot: dir,
     modulesRules: [{ type: 'ESModule' as const, include: ['**/*.js'] }],
     scriptPath,
-    compatibilityDate: '2025-07-01',
+    compatibilityDate: COMPATIBILITY_DATE,
     compatibilityFlags: options.compatibilityFlags ?? [],
     bindings,
   };
@@ -134,7 +137,7 @@ async function launch(
           modules: true,
           modulesRoot: dir,
           scriptPath: clientPath,
-          compatibilityDate: '2025-07-01',
+          compatibilityDate: COMPATIBILITY_DATE,
           serviceBindings: { INNER: 'inner' },
         },
         { name: 'inner', ...worker },
@@ -181,7 +184,7 @@ export async function startBundledWorker(
     modules: true,
     modulesRoot: dir,
     scriptPath,
-    compatibilityDate: '2025-07-01',
+    compatibilityDate: COMPATIBILITY_DATE,
     compatibilityFlags: options.compatibilityFlags ?? [],
     bindings,
   };

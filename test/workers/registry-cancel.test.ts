@@ -74,6 +74,25 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sleepUntil = (at: number) => sleep(Math.max(0, at - Date.now()));
 const warnings = (from: number) => worker.stderr.slice(from).filter((line) => line.includes(CROSS_REQUEST));
 
+/**
+ * One call holds each key's only slot (500 ms), and a second request per key queues behind it and is cancelled after
+ * 100 ms (`extra` is its query's tail): both waiters are still queued, and the holders then answer 200.
+ */
+async function holdAndCancelQueued(reg: string, extra = ''): Promise<void> {
+  const holders = ['a', 'b'].map((key) => call(`reg=${reg}&key=${key}&path=/delay/500`));
+  await eventually(() => upstream.peakConcurrent === 2);
+  const cancelled = await Promise.all(
+    ['a', 'b'].map((key) => call(`reg=${reg}&key=${key}&path=/delay/10&abortAfter=100${extra}`)),
+  );
+  expect(cancelled.map((r) => r.status)).toEqual([499, 499]);
+  // Nothing told the limiter (no signal): the waiters stay queued.
+  expect((await state(reg)).limiters).toMatchObject({
+    a: { inflight: 1, queued: 1 },
+    b: { inflight: 1, queued: 1 },
+  });
+  expect((await Promise.all(holders)).map((r) => r.status)).toEqual([200, 200]);
+}
+
 describe('a KeyRegistry in workerd, a request cancelled while its call is queued', { timeout: 30_000 }, () => {
   // Known defect: the registry counts the calls it runs until they settle, and a ghost never does.
   // The limiter heals (adr/0043); the registry's own count does not. Asserted as it is.
@@ -81,19 +100,7 @@ describe('a KeyRegistry in workerd, a request cancelled while its call is queued
     upstream.reset();
     const log = worker.stderr.length;
     const startedAt = Date.now();
-    // One call holds each key's only slot; a second request per key queues and is cancelled.
-    const holders = ['a', 'b'].map((key) => call(`reg=queued&key=${key}&path=/delay/500`));
-    await eventually(() => upstream.peakConcurrent === 2);
-    const cancelled = await Promise.all(
-      ['a', 'b'].map((key) => call(`reg=queued&key=${key}&path=/delay/10&abortAfter=100`)),
-    );
-    expect(cancelled.map((r) => r.status)).toEqual([499, 499]);
-    // Without a signal nothing tells the limiter: the waiters stay queued.
-    expect((await state('queued')).limiters).toMatchObject({
-      a: { inflight: 1, queued: 1 },
-      b: { inflight: 1, queued: 1 },
-    });
-    expect((await Promise.all(holders)).map((r) => r.status)).toEqual([200, 200]);
+    await holdAndCancelQueued('queued');
     // The holders hand their slots to the ghosts, across request contexts: workerd says so and
     // drops the ghosts' continuations.
     await eventually(() => warnings(log).length > 0);
@@ -124,17 +131,7 @@ describe('a KeyRegistry in workerd, a request cancelled while its call is queued
   it('with waitUntil: the cancelled call runs to its end once given the slot, and the keys are free at once', async () => {
     upstream.reset();
     const log = worker.stderr.length;
-    const holders = ['a', 'b'].map((key) => call(`reg=queued-wu&key=${key}&path=/delay/500`));
-    await eventually(() => upstream.peakConcurrent === 2);
-    const cancelled = await Promise.all(
-      ['a', 'b'].map((key) => call(`reg=queued-wu&key=${key}&path=/delay/10&abortAfter=100&waitUntil=call`)),
-    );
-    expect(cancelled.map((r) => r.status)).toEqual([499, 499]);
-    expect((await state('queued-wu')).limiters).toMatchObject({
-      a: { inflight: 1, queued: 1 },
-      b: { inflight: 1, queued: 1 },
-    });
-    expect((await Promise.all(holders)).map((r) => r.status)).toEqual([200, 200]);
+    await holdAndCancelQueued('queued-wu', '&waitUntil=call');
     // The request's context lives on: each ghost takes its slot, calls the upstream and settles;
     // its handler answers a client that has gone.
     const after = await stateWhen('queued-wu', (s) => s.settled.length === 4);
