@@ -114,7 +114,11 @@ export class SamplingWindow {
         return false;
     }
     if (this.openedAt !== this.openedAt) this.openedAt = now;
-    else if (now - heldMs >= this.openedAt && (!this.refuses(verdict) || now - this.openedAt >= this.minRoundTripMs)) {
+    else if (
+      !this.roundTrip &&
+      now - heldMs >= this.openedAt &&
+      (!this.refuses(verdict) || now - this.openedAt >= this.minRoundTripMs)
+    ) {
       this.roundTrip = true;
     }
     this.reached++;
