@@ -126,6 +126,9 @@ export const VARIANTS: readonly Variant[] = [
   }),
   off('no refusal tail', 'refusalTail false: every refusal is a reduce signal', { refusalTail: false }),
   off('no refusal round trip', 'refusalRoundTrip false: a refusal ends a round at once', { refusalRoundTrip: false }),
+  off('no refusal step-down', 'refusalStepDown false: a refusal past every answer acts at its window', {
+    refusalStepDown: false,
+  }),
   off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),
   // The "ours" constants with no half or double row above (docs/ablation.md, fourteenth session).
   ...(['raiseRatio', 'raiseElasticity', 'startupIdleRounds', 'overloadHoldMs', 'excessQueueGain'] as const).flatMap(

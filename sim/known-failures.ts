@@ -52,11 +52,4 @@ export const KNOWN_LIBRARY_FAILURES: Readonly<Record<string, KnownFailure>> = {
       'limiter shed rate while healthy 0.059 (<= 0.01) on 1 of 16 seeds (0.053 before adr/0096). On 128 seeds (k = 0..127) 122 pass (118 before adr/0106, whose mature reference removed three exits at 10-20% shed; 121 before adr/0110, whose cohort vote removed the exit at k = 78, 10.9%); the six left are k = 10 (5.9%: a reference of 11 samples read low because a growing round sees its fastest calls, and the cohort of the suspect round, 500 ms over 10 calls, stood 79% over a cohort pool of 12 at 280 ms, the cohorts censored low too) and five at 1.0-1.7% (on four of them traced, every shed call came in the first 5 s: the slow start from one call cannot admit all of an open loop of 20 calls/s until its limit has grown).',
     sweepPasses: 15,
   },
-  'explicit-overload-k20-1000ms-vegas': {
-    problem:
-      "an LLM API's concurrency cap (20 calls of a second, a 503 in 1.5 ms past them): each probe past the cap spins refusals until a call admitted in the window comes back, and 17% of the calls reaching the upstream are refused (bound 10%); goodput is at its bound",
-    measured:
-      "share refused 0.141-0.192 (median 0.171) on 16 of 16 seeds, goodput / the cap's throughput 0.873-0.991 (median 0.905, 8 of 16 at 0.9 or more; on 32 seeds 0.842-0.991, 13 of 32). The limit sits at the cap between probes (20 against 20), and every overload hold's end probes 21-23 for a window. Before adr/0126 (a window closed on the refusals' majority before a round trip of the service, with 0-2 completions in it) the overload cut went to 1-6 calls: goodput 0.444-0.846 (median 0.690), refused 0.095-0.152. A cheaper probe past a hard cap (one call, not a window's growth) is the fix to try.",
-    sweepPasses: 0,
-  },
 };

@@ -12,7 +12,7 @@ import type { BandFunction, ControlConfig } from './control-config';
 import { type ControlTuning, DEFAULT_TUNING } from './control-tuning';
 import type { LimitChange, LimitChangeReason, LimitController, LimitControllerSnapshot } from './controller';
 import { TimeoutTail } from './timeout-tail';
-import { LatencySignal, SamplingWindow } from './window';
+import { LatencySignal, SamplingWindow, admittedWith } from './window';
 
 /** Samples before the rounds' own spread replaces the tuning's spreadPrior: RFC 9406's N_RTT_SAMPLE (8). */
 export const ROUND_SAMPLES = 8;
@@ -164,6 +164,8 @@ export class LimitControlLoop implements LimitController {
   private overloadUntil = -Infinity;
   /** The last overload cut: refusals of calls admitted before it teach nothing more. */
   private overloadFrom = -Infinity;
+  /** A refusal stepped the limit down in this window: its refusals are a cap's, not a tail's (adr/0127). */
+  private steppedDown = false;
   private nextCheckAt = -Infinity;
   private lastLearnedAt = Number.NaN;
   private windowsClosed = 0;
@@ -213,10 +215,13 @@ export class LimitControlLoop implements LimitController {
     const verdict = observation.verdict;
     const sample = verdict === 'ok' || verdict === 'answered';
     const starved = verdict === 'timeout' && latencyMs < this.baseline.valueMs;
-    const stale = !sample && this.window.refuses(verdict) && now - heldMs < this.overloadFrom;
+    const refused = !sample && this.window.refuses(verdict);
+    const stale = refused && now - heldMs < this.overloadFrom;
     this.window.settledAt = now;
     if (!starved && !stale && this.window.recordSettle(observation, inflight, false)) this.lastLearnedAt = now;
-    const changed = sample && this.slowStart && this.roundSample(observation, inflight);
+    const changed =
+      (sample && this.slowStart && this.roundSample(observation, inflight)) ||
+      (refused && !stale && this.stepDownOnRefusal(now, observation, inflight));
     if (now < this.nextCheckAt) return changed;
     return this.check() || changed;
   }
@@ -263,14 +268,30 @@ export class LimitControlLoop implements LimitController {
     const starved = verdict === 'timeout' && latencyMs < this.baseline.valueMs;
     // Stale: a sample admitted before the drain (it queued behind the overshoot), or a refusal of
     // a call admitted before the last overload cut (it answers the old limit; counted, it cuts again).
-    const stale = sample ? startedAt < this.sampleFrom : this.window.refuses(verdict) && startedAt < this.overloadFrom;
+    const refused = !sample && this.window.refuses(verdict);
+    const stale = sample ? startedAt < this.sampleFrom : refused && startedAt < this.overloadFrom;
     const atMark = observation === this.markObservation;
     this.window.settledAt = now;
     if (!starved && !stale && this.window.recordSettle(observation, inflight, atMark)) this.lastLearnedAt = now;
     const changed =
-      sample && (this.slowStart || this.baselineWindow === 'settling') && this.roundSample(observation, inflight);
+      (sample && (this.slowStart || this.baselineWindow === 'settling') && this.roundSample(observation, inflight)) ||
+      (refused && !stale && this.stepDownOnRefusal(now, observation, inflight));
     if (now < this.nextCheckAt) return changed;
     return this.check() || changed;
+  }
+
+  // A refusal admitted as the k-th call in flight, more than any answer of this window or the last, was past what the
+  // upstream takes: the limit goes to k - 1 at once (adr/0127). A window would wait a round trip, and meanwhile each
+  // slot past a hard cap spins a refusal per waiting caller. The window still closes and cuts as before; a slow start's
+  // exit is its window's, and aimd backs off its own way.
+  private stepDownOnRefusal(now: number, observation: Observation, inflight: number): boolean {
+    if (this.slowStart || !this.algorithm.latencyDriven || !this.tuning.refusalStepDown) return false;
+    const admitted = admittedWith(observation, inflight);
+    if (!this.window.pastAnswered(admitted)) return false;
+    const to = this.clamp(admitted - 1);
+    if (!(to < this.limit)) return false;
+    this.steppedDown = true;
+    return this.apply(to, 'overload', now);
   }
 
   /** The update check, at most once per updateIntervalMs: closes the window if it is ready (out of line: adr/0087). */
@@ -553,10 +574,10 @@ export class LimitControlLoop implements LimitController {
       reason = 'baseline-raised';
       this.startSlowStart('set');
     }
-    // Timeouts and refusals that come with a queue are the queue's, not a tail's.
+    // Timeouts and refusals that come with a queue are the queue's, not a tail's; refusals past every answer, a cap's.
     if (latencyDriven && summary.samples > 0 && !latencyShrink(decision.reason)) {
       if (tuning.timeoutTail) this.tail.learn(timeouts, summary.reached, tuning);
-      if (tuning.refusalTail) this.refusalTail.learn(overloads, summary.reached, tuning);
+      if (tuning.refusalTail && !this.steppedDown) this.refusalTail.learn(overloads, summary.reached, tuning);
     }
 
     if (next > estimate) {
@@ -597,6 +618,7 @@ export class LimitControlLoop implements LimitController {
     if (!pressured && summary.samples > 0 && summary.peakInflight >= this.limit) this.servedLimit = this.limit;
     else if (summary.overloads > 0 && this.servedLimit >= this.limit) this.servedLimit = this.limit - 1;
     window.restart(now);
+    this.steppedDown = false;
     // A refusal is a round trip once the window lasted the no-load latency (adr/0126): the slow start's, else the
     // baseline's; 0 while neither is known. An idle restart keeps the value (the window restarts without closing).
     const noLoadMs = this.slowStart ? this.noLoadMs() : Number.NaN;

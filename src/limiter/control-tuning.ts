@@ -94,6 +94,11 @@ const SHIPPED = {
    * latency: Little's law needs a round trip of the service (adr/0126). false: at once, however fast the refusal.
    */
   refusalRoundTrip: true,
+  /**
+   * A refusal admitted as the k-th call in flight, past every answer of its window and the last, takes the limit to
+   * k - 1 at once, and its window teaches the refusal tail nothing (adr/0127). false: refusals act when the window closes.
+   */
+  refusalStepDown: true,
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */
   appLimitedFactor: 2,
 };

@@ -12,7 +12,8 @@ export type AlgorithmName = 'vegas' | 'gradient2' | 'aimd' | 'fixed';
  *   (shrink), 'invalid-band' (a user alpha/beta returned nonsense: hold);
  * - gradient2: 'latency-within-tolerance', 'headroom' (grow), 'latency-above-tolerance' (shrink);
  * - aimd: 'healthy-window' (grow), 'no-samples' (hold); fixed: 'fixed';
- * - reduce signals (adr/0046, adr/0035): 'overload' (down to the concurrency served), 'timeout'
+ * - reduce signals (adr/0046, adr/0035): 'overload' (down to the concurrency served; at a settle, to k - 1 for a
+ *   refusal of the k-th call in flight past every answer, adr/0127), 'timeout'
  *   (share-scaled backoff), 'overload-hold' (growth held at the concurrency an overload showed);
  * - guards: 'app-limited' (growth capped by demand), 'failures' (a failure-dominated window does
  *   not grow), 'warming-up' (no baseline yet), 'baseline-raised' (adr/0047: the upstream got

@@ -45,6 +45,9 @@ export class SamplingWindow {
   failures = 0;
   reached = 0;
   peakInflight = 0;
+  /** The most calls in flight at an answer's admission, in this window and the last (adr/0127). */
+  private answeredPeak = 0;
+  private priorAnsweredPeak = 0;
   /** The settle's clock, set before recordSettle (adr/0087). */
   settledAt = 0;
   /**
@@ -97,6 +100,8 @@ export class SamplingWindow {
         this.latencySum += latencyMs;
         this.latencySquares += latencyMs * latencyMs;
         this.samples++;
+        const admitted = admittedWith(observation, inflight);
+        if (admitted > this.answeredPeak) this.answeredPeak = admitted;
         break;
       }
       case 'overload':
@@ -130,6 +135,11 @@ export class SamplingWindow {
   /** Whether `recordSettle` counts this verdict as a refusal (`overloads`): `overload`, and `failure` under 'overload'. */
   refuses(verdict: Observation['verdict']): boolean {
     return verdict === 'overload' || (verdict === 'failure' && this.rules.failure === 'overload');
+  }
+
+  /** Whether a refusal admitted with `inflight` in flight came at more than any answer of this window or the last. */
+  pastAnswered(inflight: number): boolean {
+    return inflight > this.answeredPeak && inflight > this.priorAnsweredPeak;
   }
 
   /** A call's hold past its latency (a stream's body after mark): concurrency, not latency. */
@@ -221,11 +231,19 @@ export class SamplingWindow {
   restart(now: number): void {
     this.openedAt = now;
     this.samples = this.overloads = this.timeouts = this.failures = this.reached = this.peakInflight = 0;
+    this.priorAnsweredPeak = this.answeredPeak;
+    this.answeredPeak = 0;
     this.roundTrip = false;
     this.inflightSum = this.afterMarkSum = this.holds = this.latencySum = this.latencySquares = 0;
     this.logSum = this.logSquares = this.logCount = 0;
     this.latencies.reset();
   }
+}
+
+/** Calls in flight at the call's admission (run-call.ts fills it), else at its settle (a bare `permit.settle`). */
+export function admittedWith(observation: Observation, settledWith: number): number {
+  const admitted = observation.inflight;
+  return admitted === undefined ? settledWith : admitted;
 }
 
 /** failsafe-go's adaptive limiter, 2 / (smoothedSamples + 1); Uber names no weight (spec §5.2). */

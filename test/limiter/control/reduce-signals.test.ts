@@ -404,3 +404,106 @@ describe('overload: a limit served in full is not cut by an estimate one call un
     expect(controller.snapshot().lastChange).toMatchObject({ from: 10, to: 9, reason: 'overload' });
   });
 });
+
+/** A refusal in `ms` admitted as the `admitted`-th call in flight (the pipeline's `observation.inflight`). */
+function refusalAt(controller: LimitControlLoop, at: number, admitted: number): boolean {
+  return observeAt(controller, { verdict: 'overload', latencyMs: 1, inflight: admitted }, at, admitted);
+}
+
+/** `count` answers at 100 ms over `from`..`from` + 1 s, each admitted as the `admitted`-th call in flight. */
+function answersAt(controller: LimitControlLoop, from: number, count: number, admitted: number): number {
+  for (let i = 1; i <= count; i++) {
+    observeAt(controller, { verdict: 'ok', latencyMs: 100, inflight: admitted }, from + (i * 1_000) / count, admitted);
+  }
+  return from + 1_000;
+}
+
+describe('overload: a refusal past every answer steps the limit down at once (adr/0127)', () => {
+  it('takes the limit to k - 1 for a refusal admitted as the k-th call, past every answer of the window and the last', () => {
+    const { controller, open } = steering();
+    const limit = controller.snapshot().limit;
+    expect(limit).toBe(34);
+    const at = answersAt(controller, open, 100, 30);
+    // Admitted as the 30th, as answers were: no evidence of a cap (one bad replica refuses anywhere).
+    expect(refusalAt(controller, at, 30)).toBe(false);
+    expect(controller.snapshot().limit).toBe(34);
+    // The 33rd: past every answer. The limit goes to 32 before the window closes.
+    expect(refusalAt(controller, at + 1, 33)).toBe(true);
+    expect(controller.snapshot()).toMatchObject({ limit: 32, estimate: 32 });
+    expect(controller.snapshot().lastChange).toMatchObject({ from: 34, to: 32, reason: 'overload', at: at + 1 });
+    // The 34th, admitted before the step: 33 is no lower than 32. The 31st: 30 is.
+    expect(refusalAt(controller, at + 2, 34)).toBe(false);
+    expect(refusalAt(controller, at + 3, 31)).toBe(true);
+    expect(controller.snapshot().limit).toBe(30);
+  });
+
+  it("keeps the last window's answers: after it closes, a refusal at their height is no step", () => {
+    const { controller, open } = steering();
+    const windows = controller.snapshot().windows;
+    let at = answersAt(controller, open, 200, 31);
+    at = answersAt(controller, at, 200, 31);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100, inflight: 31 }, at + 200, 31);
+    expect(controller.snapshot().windows).toBe(windows + 1);
+    const limit = controller.snapshot().limit;
+    expect(limit).toBeGreaterThan(31);
+    expect(refusalAt(controller, at + 201, 31)).toBe(false);
+    expect(refusalAt(controller, at + 202, 32)).toBe(true);
+    expect(controller.snapshot().limit).toBe(31);
+  });
+
+  it('leaves a slow start, aimd, and the switch off to their windows', () => {
+    // A slow start (its exit is its round's) before any answer: every refusal is past them.
+    const starting = new LimitControlLoop(resolveControlConfig({ initialLimit: 20 }));
+    expect(starting.snapshot().slowStart).toBe(true);
+    expect(refusalAt(starting, 1, 20)).toBe(false);
+    expect(starting.snapshot().limit).toBe(20);
+    // aimd past its slow start (ended by a reduce signal), answers admitted as the 5th, a refusal as the 6th.
+    const aimd = new LimitControlLoop(resolveControlConfig({ algorithm: 'aimd', initialLimit: 10 }));
+    let at = feedWindows(aimd, 1, 0, { verdict: 'overload', latencyMs: 1, count: 20 });
+    at = answersAt(aimd, at, 50, 5);
+    const before = aimd.snapshot().limit;
+    expect([aimd.snapshot().slowStart, before]).toEqual([false, 7]);
+    expect(refusalAt(aimd, at, 6)).toBe(false);
+    expect(aimd.snapshot().limit).toBe(before);
+    // vegas as in the first case, with the switch on and off.
+    const limits = [true, false].map((on) => {
+      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, refusalStepDown: on });
+      const settled = feedWindows(controller, 2, 0, { inflight: 30 });
+      const open = feedUntilClose(controller, settled, { inflight: 30 });
+      refusalAt(controller, answersAt(controller, open, 100, 30), 33);
+      return controller.snapshot().limit;
+    });
+    expect(limits).toEqual([32, 34]);
+  });
+
+  // An LLM API's concurrency cap again: 20 calls of 1 s or 3 s, a 429 in 5 ms past them, 60 callers. After its hold,
+  // vegas grows past the cap; a refused slot went straight to the next waiter, refused in turn, until the window
+  // closed a round trip later: 95% of the calls that reached the upstream were refused. Stepped down at the first
+  // refusal, a probe costs about one refusal per call past the cap (5-6% here, where every call is synchronised).
+  it.each([
+    [1_000, true, 101, 1_944],
+    [1_000, false, 31_800, 33_529],
+    [3_000, true, 116, 2_001],
+    [3_000, false, 164_423, 166_080],
+  ])(
+    'behind a cap of 20 at %i ms, refusalStepDown %s: %i refusals of %i calls from 20 service times on',
+    (serviceMs, on, refusals, calls) => {
+      let refused = 0;
+      let total = 0;
+      const { changes } = runScripted({
+        controller: new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, refusalStepDown: on }),
+        durationMs: 120 * serviceMs,
+        clients: 60,
+        call: ({ inflight, now }) => {
+          const counted = now >= 20 * serviceMs;
+          if (counted) total++;
+          if (inflight <= 20) return { latencyMs: serviceMs };
+          if (counted) refused++;
+          return { latencyMs: 5, verdict: 'overload' };
+        },
+      });
+      expect([refused, total]).toEqual([refusals, calls]);
+      expect(limitAt(changes, 100 * serviceMs, 1)).toBe(20);
+    },
+  );
+});

@@ -48,6 +48,8 @@ interface Pending {
   /** 'mark' then 'settle' for a marked call; 'settle' only otherwise. */
   kind: 'mark' | 'settle';
   startedAt: number;
+  /** Calls in flight at its admission, itself included (the pipeline's `observation.inflight`). */
+  inflight: number;
   call: ScriptedCall;
   seq: number;
 }
@@ -82,6 +84,7 @@ export function runScripted(options: ScriptedOptions): ScriptedRun {
         at: now + scripted.latencyMs,
         kind: holdMs > 0 ? 'mark' : 'settle',
         startedAt: now,
+        inflight,
         call: scripted,
         seq: seq++,
       });
@@ -106,7 +109,7 @@ export function runScripted(options: ScriptedOptions): ScriptedRun {
     const event = pending[next]!;
     if (event.at > durationMs) break;
     now = event.at;
-    const { call: scripted } = event;
+    const { call: scripted, inflight: admitted } = event;
     const holdMs = scripted.holdMs ?? 0;
     if (event.kind === 'mark') {
       controller.observeMark?.(scripted.latencyMs, now, inflight);
@@ -117,7 +120,12 @@ export function runScripted(options: ScriptedOptions): ScriptedRun {
       pending.splice(next, 1);
       observeAt(
         controller,
-        { verdict: scripted.verdict ?? 'ok', latencyMs: scripted.latencyMs, durationMs: scripted.latencyMs + holdMs },
+        {
+          verdict: scripted.verdict ?? 'ok',
+          latencyMs: scripted.latencyMs,
+          durationMs: scripted.latencyMs + holdMs,
+          inflight: admitted,
+        },
         now,
         inflight,
         holdMs > 0,
