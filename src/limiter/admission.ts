@@ -234,11 +234,11 @@ export class Admission implements LimiterPort {
   }
 
   /** @internal A permit's first mark (a stream's first token): the controller learns the latency; the slot is held. */
-  mark(latencyMs: number, at: number | undefined): void {
+  mark(latencyMs: number, at: number | undefined, admitted: number): void {
     const controller = this.controller;
     if (controller.observeMark === undefined) return;
     const now = at === undefined ? this.clock.now() : at;
-    controller.observeMark(latencyMs, now, this.inflightCount);
+    controller.observeMark(latencyMs, now, this.inflightCount, admitted);
     this.limitNow = controller.limit;
     if (this.queue !== undefined && this.queue.size !== 0) this.afterSlotChange(now);
   }

@@ -99,7 +99,12 @@ export class LimitControlLoop implements LimitController {
   private readonly decision: Decision = { estimate: 0, reason: 'warming-up' };
   settledAt = 0;
   /** The observation a mark feeds through `observe` (reused: a mark allocates nothing). */
-  private readonly markObservation = { verdict: 'ok' as const, latencyMs: 0, durationMs: 0 };
+  private readonly markObservation = {
+    verdict: 'ok' as const,
+    latencyMs: 0,
+    durationMs: 0,
+    inflight: undefined as number | undefined,
+  };
   /** True during a slow start (adr/0045). */
   private slowStart = false;
   /** A round rose; the next confirms it (RFC 9406's conservative slow start, one round). */
@@ -193,10 +198,11 @@ export class LimitControlLoop implements LimitController {
     this.startSlowStart('set');
   }
 
-  observeMark(latencyMs: number, now: number, inflight: number): boolean {
+  observeMark(latencyMs: number, now: number, inflight: number, admitted?: number): boolean {
     const mark = this.markObservation;
     mark.latencyMs = latencyMs;
     mark.durationMs = latencyMs;
+    mark.inflight = admitted;
     this.settledAt = now;
     return this.observeInFull(mark, inflight, false);
   }
@@ -221,7 +227,7 @@ export class LimitControlLoop implements LimitController {
     if (!starved && !stale && this.window.recordSettle(observation, inflight, false)) this.lastLearnedAt = now;
     const changed =
       (sample && this.slowStart && this.roundSample(observation, inflight)) ||
-      (refused && !stale && this.stepDownOnRefusal(now, observation, inflight));
+      (refused && !stale && this.stepDownOnRefusal(observation, inflight));
     if (now < this.nextCheckAt) return changed;
     return this.check() || changed;
   }
@@ -275,7 +281,7 @@ export class LimitControlLoop implements LimitController {
     if (!starved && !stale && this.window.recordSettle(observation, inflight, atMark)) this.lastLearnedAt = now;
     const changed =
       (sample && (this.slowStart || this.baselineWindow === 'settling') && this.roundSample(observation, inflight)) ||
-      (refused && !stale && this.stepDownOnRefusal(now, observation, inflight));
+      (refused && !stale && this.stepDownOnRefusal(observation, inflight));
     if (now < this.nextCheckAt) return changed;
     return this.check() || changed;
   }
@@ -284,14 +290,14 @@ export class LimitControlLoop implements LimitController {
   // upstream takes: the limit goes to k - 1 at once (adr/0127). A window would wait a round trip, and meanwhile each
   // slot past a hard cap spins a refusal per waiting caller. The window still closes and cuts as before; a slow start's
   // exit is its window's, and aimd backs off its own way.
-  private stepDownOnRefusal(now: number, observation: Observation, inflight: number): boolean {
+  private stepDownOnRefusal(observation: Observation, inflight: number): boolean {
     if (this.slowStart || !this.algorithm.latencyDriven || !this.tuning.refusalStepDown) return false;
     const admitted = admittedWith(observation, inflight);
     if (!this.window.pastAnswered(admitted)) return false;
     const to = this.clamp(admitted - 1);
     if (!(to < this.limit)) return false;
     this.steppedDown = true;
-    return this.apply(to, 'overload', now);
+    return this.apply(to, 'overload', this.settledAt);
   }
 
   /** The update check, at most once per updateIntervalMs: closes the window if it is ready (out of line: adr/0087). */
@@ -616,7 +622,10 @@ export class LimitControlLoop implements LimitController {
     }
     // The limit a window without reduce signals used to the full (its demand reached it).
     if (!pressured && summary.samples > 0 && summary.peakInflight >= this.limit) this.servedLimit = this.limit;
-    else if (summary.overloads > 0 && this.servedLimit >= this.limit) this.servedLimit = this.limit - 1;
+    else if (summary.overloads > 0 && this.servedLimit >= this.limit && !this.steppedDown) {
+      // (A step took the limit to what its refusal proved; the window's refusals came above it.)
+      this.servedLimit = this.limit - 1;
+    }
     window.restart(now);
     this.steppedDown = false;
     // A refusal is a round trip once the window lasted the no-load latency (adr/0126): the slow start's, else the
@@ -770,6 +779,7 @@ export class LimitControlLoop implements LimitController {
     // The gap is accounted for once, even if the settle that ended it teaches nothing.
     this.lastLearnedAt = now;
     this.window.restart(Number.NaN);
+    this.steppedDown = false;
     this.signal.reset();
     this.baseline.endDescent();
     this.nextCheckAt = -Infinity;

@@ -93,8 +93,11 @@ export interface LimitController {
    * `observeMark`) and closes a window when due (no timers). Returns true when `limit` changed.
    */
   observe(observation: Observation, inflight: number, marked?: boolean): boolean;
-  /** Optional: feeds a marked call's latency while it runs (`permit.mark`), with the calls in flight at the mark (it among them). */
-  observeMark?(latencyMs: number, now: number, inflight: number): boolean;
+  /**
+   * Optional: feeds a marked call's latency while it runs (`permit.mark`), with the calls in flight at the mark (it
+   * among them) and, when known, at its admission (adr/0127).
+   */
+  observeMark?(latencyMs: number, now: number, inflight: number, admitted?: number): boolean;
   /** A manual resize (clamped to the guardrails). Returns true when `limit` changed. */
   setLimit(limit: number, now: number): boolean;
   /** Emits on every change of the integer limit. */

@@ -23,6 +23,6 @@ export class PooledPermit implements Permit {
   mark(latencyMs: number, now?: number): void {
     if (!this.active || this.marked) return;
     this.marked = true;
-    this.owner.mark(latencyMs, now);
+    this.owner.mark(latencyMs, now, this.inflight);
   }
 }

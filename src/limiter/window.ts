@@ -45,8 +45,9 @@ export class SamplingWindow {
   failures = 0;
   reached = 0;
   peakInflight = 0;
-  /** The most calls in flight at an answer's admission, in this window and the last (adr/0127). */
+  /** The most calls in flight at an answer's admission, in this window (adr/0127). */
   private answeredPeak = 0;
+  /** ...and in the last. */
   private priorAnsweredPeak = 0;
   /** The settle's clock, set before recordSettle (adr/0087). */
   settledAt = 0;

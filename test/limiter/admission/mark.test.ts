@@ -10,12 +10,13 @@ import { StandInController } from './support/stand-in-controller';
  * settle then says `marked`, so the controller does not count the latency twice.
  */
 describe('permit.mark: the latency before the settle', () => {
-  it('gives the controller the latency at the mark, with the in-flight count, and keeps the slot', () => {
+  it('gives the controller the latency at the mark, with the in-flight counts now and at its admission, and keeps the slot', () => {
     const { admission, controller, clock } = harness({ limit: 5 });
     const permits = fill(admission, 3);
     clock.advance(40);
     permits[1]!.mark!(40);
-    expect(controller.marks).toEqual([{ latencyMs: 40, now: 40, inflight: 3 }]);
+    // The second of three permits: admitted as the 2nd in flight, marking with 3 out (adr/0127).
+    expect(controller.marks).toEqual([{ latencyMs: 40, now: 40, inflight: 3, admitted: 2 }]);
     expect(controller.observed).toEqual([]);
     expect(admission.inflight).toBe(3);
   });
@@ -83,7 +84,7 @@ describe('ctx.mark() through the limiter', () => {
       return body.promise;
     });
     await flush();
-    expect(controller.marks).toEqual([{ latencyMs: 30, now: 30, inflight: 1 }]);
+    expect(controller.marks).toEqual([{ latencyMs: 30, now: 30, inflight: 1, admitted: 1 }]);
     expect(controller.observed).toEqual([]);
     clock.advance(470);
     body.resolve('done');

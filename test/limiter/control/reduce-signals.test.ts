@@ -451,6 +451,40 @@ describe('overload: a refusal past every answer steps the limit down at once (ad
     expect(controller.snapshot().limit).toBe(31);
   });
 
+  it("keeps a step's window from the refusal tail: its refusals are a cap's, not a share that comes anyway", () => {
+    // Window A: 200 answers admitted as the 30th, 5 refusals admitted as the `refusedAt`-th, closing on an overload cut
+    // to 10. Window B: 200 answers and 2 refusals, all admitted as the 10th. Learnt, A's 2.4% excuses B's two.
+    const reasons = [30, 33].map((refusedAt) => {
+      const { controller, open } = steering();
+      let at = answersAt(controller, open, 100, 30);
+      for (let i = 1; i <= 5; i++) refusalAt(controller, at + i, refusedAt);
+      at = answersAt(controller, at + 10, 100, 30);
+      observeAt(controller, { verdict: 'ok', latencyMs: 100, inflight: 30 }, open + 2_100, 30);
+      expect(controller.snapshot().lastChange).toMatchObject({ to: 10, reason: 'overload' });
+      at = answersAt(controller, open + 2_100, 100, 10);
+      refusalAt(controller, at, 10);
+      refusalAt(controller, at + 1, 10);
+      at = answersAt(controller, at + 2, 100, 10);
+      observeAt(controller, { verdict: 'ok', latencyMs: 100, inflight: 10 }, at + 100, 10);
+      return controller.snapshot().lastChange!.reason;
+    });
+    // Refused at the answers' height: a tail, learnt. Past them (a step): not learnt, so B's two still cut.
+    expect(reasons).toEqual(['overload-hold', 'overload']);
+  });
+
+  it("reads a marked answer (a stream's first token) at its admission, not at its mark", () => {
+    // The last window's answers came at 30 (steering's). 100 streams admitted as the 31st mark while two calls past
+    // them are out (33 in flight at the mark); then a refusal of a call admitted as the 32nd.
+    const limits = [31, undefined].map((admitted) => {
+      const { controller, open } = steering();
+      for (let i = 1; i <= 100; i++) controller.observeMark(100, open + i * 10, 33, admitted);
+      refusalAt(controller, open + 1_001, 32);
+      return controller.snapshot().limit;
+    });
+    // Read at their admission, the refusal is past every answer: 31. Read at the mark (33), it is not.
+    expect(limits).toEqual([31, 34]);
+  });
+
   it('leaves a slow start, aimd, and the switch off to their windows', () => {
     // A slow start (its exit is its round's) before any answer: every refusal is past them.
     const starting = new LimitControlLoop(resolveControlConfig({ initialLimit: 20 }));

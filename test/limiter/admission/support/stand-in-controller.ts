@@ -13,6 +13,8 @@ export interface MarkCall {
   latencyMs: number;
   now: number;
   inflight: number;
+  /** The calls in flight at the marking call's admission (adr/0127). */
+  admitted?: number | undefined;
 }
 
 /**
@@ -51,8 +53,8 @@ export class StandInController implements LimitController {
     return this.move(next, now, 'no-queue');
   }
 
-  observeMark(latencyMs: number, now: number, inflight: number): boolean {
-    this.marks.push({ latencyMs, now, inflight });
+  observeMark(latencyMs: number, now: number, inflight: number, admitted?: number): boolean {
+    this.marks.push({ latencyMs, now, inflight, admitted });
     return false;
   }
 
