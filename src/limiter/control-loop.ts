@@ -169,8 +169,6 @@ export class LimitControlLoop implements LimitController {
   private overloadUntil = -Infinity;
   /** The last overload cut: refusals of calls admitted before it teach nothing more. */
   private overloadFrom = -Infinity;
-  /** A refusal stepped the limit down in this window: its refusals are a cap's, not a tail's (adr/0127). */
-  private steppedDown = false;
   private nextCheckAt = -Infinity;
   private lastLearnedAt = Number.NaN;
   private windowsClosed = 0;
@@ -296,7 +294,7 @@ export class LimitControlLoop implements LimitController {
     if (!this.window.pastAnswered(admitted)) return false;
     const to = this.clamp(admitted - 1);
     if (!(to < this.limit)) return false;
-    this.steppedDown = true;
+    this.window.stepped = true;
     return this.apply(to, 'overload', this.settledAt);
   }
 
@@ -583,7 +581,7 @@ export class LimitControlLoop implements LimitController {
     // Timeouts and refusals that come with a queue are the queue's, not a tail's; refusals past every answer, a cap's.
     if (latencyDriven && summary.samples > 0 && !latencyShrink(decision.reason)) {
       if (tuning.timeoutTail) this.tail.learn(timeouts, summary.reached, tuning);
-      if (tuning.refusalTail && !this.steppedDown) this.refusalTail.learn(overloads, summary.reached, tuning);
+      if (tuning.refusalTail && !window.stepped) this.refusalTail.learn(overloads, summary.reached, tuning);
     }
 
     if (next > estimate) {
@@ -622,12 +620,11 @@ export class LimitControlLoop implements LimitController {
     }
     // The limit a window without reduce signals used to the full (its demand reached it).
     if (!pressured && summary.samples > 0 && summary.peakInflight >= this.limit) this.servedLimit = this.limit;
-    else if (summary.overloads > 0 && this.servedLimit >= this.limit && !this.steppedDown) {
+    else if (summary.overloads > 0 && this.servedLimit >= this.limit && !window.stepped) {
       // (A step took the limit to what its refusal proved; the window's refusals came above it.)
       this.servedLimit = this.limit - 1;
     }
     window.restart(now);
-    this.steppedDown = false;
     // A refusal is a round trip once the window lasted the no-load latency (adr/0126): the slow start's, else the
     // baseline's; 0 while neither is known. An idle restart keeps the value (the window restarts without closing).
     const noLoadMs = this.slowStart ? this.noLoadMs() : Number.NaN;
@@ -779,7 +776,6 @@ export class LimitControlLoop implements LimitController {
     // The gap is accounted for once, even if the settle that ended it teaches nothing.
     this.lastLearnedAt = now;
     this.window.restart(Number.NaN);
-    this.steppedDown = false;
     this.signal.reset();
     this.baseline.endDescent();
     this.nextCheckAt = -Infinity;

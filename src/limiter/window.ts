@@ -49,6 +49,8 @@ export class SamplingWindow {
   private answeredPeak = 0;
   /** ...and in the last. */
   private priorAnsweredPeak = 0;
+  /** A refusal stepped the limit down in this window: its refusals are a cap's, not a tail's (adr/0127). */
+  stepped = false;
   /** The settle's clock, set before recordSettle (adr/0087). */
   settledAt = 0;
   /**
@@ -234,6 +236,7 @@ export class SamplingWindow {
     this.samples = this.overloads = this.timeouts = this.failures = this.reached = this.peakInflight = 0;
     this.priorAnsweredPeak = this.answeredPeak;
     this.answeredPeak = 0;
+    this.stepped = false;
     this.roundTrip = false;
     this.inflightSum = this.afterMarkSum = this.holds = this.latencySum = this.latencySquares = 0;
     this.logSum = this.logSquares = this.logCount = 0;
