@@ -25,8 +25,11 @@
  * - `fractional`: a fractional clock that creeps 2^-20 ms per reading (no window closes) and a
  *   fractional latency: the same path with doubles. This is the 0-byte goal of issue 16.
  * - `stepping`: an integer clock that moves 1 ms per reading, so the control loop closes a window
- *   about every 2 000 calls; the closes' own allocations show up amortised.
+ *   about every 400 calls; the closes' own allocations show up amortised.
  *   `fractional-stepping`: the same with fractional numbers (+1 + 2^-10 ms per reading).
+ * - `refusing`: `fractional-stepping` with one call in REFUSED_EVERY answered `overload` (a 429):
+ *   the refusal's branches too (its stale test, the refusal tail's count and what the tail learns at
+ *   each close). A share the tail excuses (under tailCap, 5%), so windows close as in the case above.
  * - `system`: the default clock (`performance.now()`), fractional latency: what an application
  *   gets. On Node 20 the platform's reading is itself a fresh 16-byte number (a C++ binding's
  *   return value: bench/clock-probe.ts); on Node 24 it is a fast API call that allocates nothing.
@@ -45,8 +48,10 @@ const ROUNDS = 5;
 /** Fresh processes per case; the report keeps every round of every one (see the header). */
 const PROCESSES = 2;
 const BATCH = 1_000;
+/** `refusing`: one settle in this many is a refusal, 3%: a share the refusal tail learns and excuses (under tailCap, 5%). */
+const REFUSED_EVERY = 32;
 
-export const GUARD_CASES = ['frozen', 'fractional', 'stepping', 'fractional-stepping', 'system'] as const;
+export const GUARD_CASES = ['frozen', 'fractional', 'stepping', 'fractional-stepping', 'refusing', 'system'] as const;
 export type GuardCase = (typeof GUARD_CASES)[number];
 
 export interface CaseReport {
@@ -59,6 +64,8 @@ export interface CaseReport {
 export interface GuardReport {
   readonly node: string;
   readonly calls: number;
+  /** `refusing`: one settle in this many is a refusal. */
+  readonly refusedEvery: number;
   readonly cases: Record<GuardCase, CaseReport>;
 }
 
@@ -90,6 +97,7 @@ function clockOf(name: GuardCase): Clock | undefined {
     case 'stepping':
       return new SteppingClock(0, 1);
     case 'fractional-stepping':
+    case 'refusing':
       return new SteppingClock(0.5, 1 + 1 / 1_024);
     case 'system':
       return undefined;
@@ -98,13 +106,18 @@ function clockOf(name: GuardCase): Clock | undefined {
 
 async function measureCase(name: GuardCase): Promise<CaseReport> {
   const { module: resilix } = await loadResilix(process.env.RESILIX_BENCH_ENTRY === 'dist' ? 'dist' : 'src');
-  const fractional = name.startsWith('fractional') || name === 'system';
+  const fractional = name.startsWith('fractional') || name === 'refusing' || name === 'system';
   // Built once and reused, as an allocation-minded caller would: a fresh literal per call is the
   // caller's own 40-56 bytes.
   const observation: Observation = fractional ? { verdict: 'ok', latencyMs: 1.25 } : { verdict: 'ok', latencyMs: 1 };
+  const refusal: Observation = { verdict: 'overload', latencyMs: 1.25 };
   const clock = clockOf(name);
   const limiter = clock === undefined ? resilix.limiter() : resilix.limiter({ clock });
-  const pair = (): void => limiter.tryAcquire()!.settle(observation);
+  let count = 0;
+  const pair =
+    name === 'refusing'
+      ? (): void => limiter.tryAcquire()!.settle(++count === REFUSED_EVERY ? ((count = 0), refusal) : observation)
+      : (): void => limiter.tryAcquire()!.settle(observation);
   // In batches, as requests come: a function called often is compiled as a function. One long loop
   // leaves it in on-stack-replaced code, which Node 24 keeps in Maglev (which boxes more) for
   // several rounds.
@@ -149,7 +162,7 @@ async function main(): Promise<void> {
     const first = runs[0]!;
     cases[name] = { ...first, rounds: runs.flatMap((r) => r.rounds) };
   }
-  const report: GuardReport = { node: process.version, calls: CALLS, cases };
+  const report: GuardReport = { node: process.version, calls: CALLS, refusedEvery: REFUSED_EVERY, cases };
   process.stdout.write(`${JSON.stringify(report)}\n`);
 }
 

@@ -59,7 +59,7 @@ describe('the limiter low-level path, tryAcquire() + permit.settle(), over 10^5 
   });
 
   it('allocates less than 4 bytes per call with the control loop closing windows (1 ms per reading)', () => {
-    // Only the window closes allocate (about 2 KB each, every ~2 000 calls here): well under the
+    // Only the window closes allocate (about 430 B each, every ~400 calls here): well under the
     // 16 bytes a single boxed number per call would cost.
     expect(report.cases.stepping.windows).toBeGreaterThan(0);
     expect(bytesPerCall('stepping')).toBeLessThan(4);
@@ -70,6 +70,15 @@ describe('the limiter low-level path, tryAcquire() + permit.settle(), over 10^5 
   it('allocates less than 4 bytes per call closing windows with fractional numbers', () => {
     expect(report.cases['fractional-stepping'].windows).toBeGreaterThan(0);
     expect(bytesPerCall('fractional-stepping')).toBeLessThan(4);
+  });
+
+  // A refusal takes its own branches: the stale test, the refusal tail's count and what it learns at
+  // each close. One call in 32 refused, a share the tail excuses, so windows keep closing as above.
+  it('allocates nothing per refusal: one call in 32 answered overload adds less than a boxed number a refusal', () => {
+    expect(report.cases.refusing.windows).toBeGreaterThan(0);
+    expect(bytesPerCall('refusing')).toBeLessThan(4);
+    // A 16-byte number boxed on every refusal would add 16 / 32 = 0.5 B per call.
+    expect(bytesPerCall('refusing') - bytesPerCall('fractional-stepping')).toBeLessThan(16 / report.refusedEvery);
   });
 
   it('allocates at most the platform clock reading per call with the default clock', () => {
