@@ -6,6 +6,7 @@ import { reportError } from './events';
 import type { Observation } from './observation';
 import type { BulkheadPort, CallPlan, MutableObservation, Permit } from './ports';
 import { executeOptionsError, readAborted } from './caller-input';
+import { discard } from './discard';
 import { isLimitExceededError } from '../errors/limit-exceeded-error';
 import { isTimeoutError, TimeoutError } from '../errors/timeout-error';
 
@@ -658,6 +659,7 @@ class InFlightCall<T> implements CallContext {
     const wasRunning = this.state === RUNNING;
     this.settle(true, value);
     if (wasRunning) this.finishOuter(race, true, value);
+    else discard(value); // its caller left or timed out: nobody will read it
   }
 
   private onRejected(race: Race<T>, reason: unknown): void {

@@ -1,6 +1,7 @@
 import type { CallFn, ExecuteOptions } from '../core/call';
 import { classifySafely, type Classification, type Classifier } from '../core/classify';
 import { executeOptionsError } from '../core/caller-input';
+import { discard } from '../core/discard';
 import { resolveClock, type Clock, type ResolvedClock, type TimerHandle } from '../core/clock';
 import { EventChannel, type Listener } from '../core/events';
 import {
@@ -608,16 +609,4 @@ function resolveBudget(
 /** A retry policy; see `RetryOptions` for the knobs and their provenance. */
 export function retry(options?: RetryOptions): RetryPolicy {
   return new RetryPolicy(options);
-}
-
-/** Cancels the body of a value the caller will never see (a retried or abandoned `Response`); anything else is left. */
-function discard(value: unknown): void {
-  try {
-    const body = (value as { body?: unknown } | null | undefined)?.body;
-    // A web stream only (a user's own `body` is not ours to call). One already read, or locked by a reader the
-    // classifier took, rejects the cancel: nothing to do.
-    if (typeof ReadableStream === 'function' && body instanceof ReadableStream) body.cancel().catch(() => {});
-  } catch {
-    // A caller's value whose `body` getter throws: it is dropped all the same.
-  }
 }

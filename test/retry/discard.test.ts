@@ -37,6 +37,36 @@ describe('a value the retry policy drops (test/fetch/retried-body.test.ts has th
     expect(first.cancelled()).toBe(true);
   });
 
+  it('cancels it when the caller leaves as the wait ends (the timer fired; the next attempt has not started)', async () => {
+    const leaving = new AbortController();
+    // The abort lands in the same turn as the wait's timer, after it: the wait has resolved and
+    // removed its listener, so only the check before the next attempt can see it.
+    class LeavingClock extends VirtualClock {
+      override setTimer(callback: () => void, delayMs: number): number {
+        return super.setTimer(() => {
+          callback();
+          leaving.abort(new Error('caller left'));
+        }, delayMs);
+      }
+    }
+    const clock = new LeavingClock();
+    const first = busy();
+    let calls = 0;
+    const policy = retry({ clock, random: constant(0.5), budget: false, baseDelayMs: 1_000 });
+    const call = policy.execute(
+      () => {
+        calls++;
+        return first.response;
+      },
+      { signal: leaving.signal },
+    );
+    const outcome = await clock.run(call);
+    expect(outcome).toMatchObject({ ok: false, error: { message: 'caller left' } });
+    expect(calls).toBe(1);
+    expect(first.cancelled()).toBe(true);
+    expect(policy.snapshot().abortedInBackoff).toBe(1);
+  });
+
   it('returns the Response readable when a late timer overruns the deadline (no retry is made)', async () => {
     // A timer that fires 2 s late: the 50 ms wait ends past the call's 1 s deadline.
     class LateClock extends VirtualClock {
