@@ -4,7 +4,7 @@ import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import type { LimitChange } from '../../../src/limiter/controller';
 import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { feedUntilClose, feedWindows, observeAt } from './support/feed';
-import { limitAt, runScripted } from './support/scripted';
+import { knee, limitAt, runScripted } from './support/scripted';
 
 /**
  * Reduce signals (adr/0035, adr/0046): an overload cuts to the concurrency the upstream served
@@ -451,6 +451,21 @@ describe('overload: a refusal past every answer steps the limit down at once (ad
     expect(controller.snapshot().limit).toBe(31);
   });
 
+  it('reads the most calls in flight at any answer, of this window and of the last, not the latest answer', () => {
+    const { controller, open } = steering();
+    // This window: 100 answers admitted as the 30th, then 100 as the 10th. A refusal as the 25th is below the 30.
+    let at = answersAt(controller, open, 100, 30);
+    at = answersAt(controller, at, 100, 10);
+    expect(refusalAt(controller, at + 1, 25)).toBe(false);
+    // The window closes at its floor; the next one's answers come as the 10th, and the last one's 30 still count.
+    observeAt(controller, { verdict: 'ok', latencyMs: 100, inflight: 10 }, open + 2_100, 10);
+    at = answersAt(controller, open + 2_100, 100, 10);
+    const limit = controller.snapshot().limit;
+    expect(refusalAt(controller, at + 1, 30)).toBe(false);
+    expect(controller.snapshot().limit).toBe(limit);
+    expect(refusalAt(controller, at + 2, 31)).toBe(true);
+  });
+
   it("keeps a step's window from the refusal tail: its refusals are a cap's, not a share that comes anyway", () => {
     // Window A: 200 answers admitted as the 30th, 5 refusals admitted as the `refusedAt`-th, closing on an overload cut
     // to 10. Window B: 200 answers and 2 refusals, all admitted as the 10th. Learnt, A's 2.4% excuses B's two.
@@ -483,6 +498,33 @@ describe('overload: a refusal past every answer steps the limit down at once (ad
     });
     // Read at their admission, the refusal is past every answer: 31. Read at the mark (33), it is not.
     expect(limits).toEqual([31, 34]);
+  });
+
+  it("steps on a settle the loop reads in full too (after a drain), and only for a refusal", () => {
+    // 40 callers into the knee (16 servers at 100 ms) until the slow start drains 41 -> 8 at 1 s; then 3 callers (the
+    // limit is not full, so answers come at 3) and, for 50 ms at 2 s, 7. From 1.5 s every call admitted past the 5th
+    // is answered at once with `verdict`. After a drain every settle takes the full path (observeInFull).
+    const run = (verdict: 'overload' | 'timeout', on = true) => {
+      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, refusalStepDown: on });
+      let firstAt = Number.NaN;
+      const { changes } = runScripted({
+        controller,
+        durationMs: 3_000,
+        clients: (now) => (now < 1_000 ? 40 : now >= 2_000 && now < 2_050 ? 7 : 3),
+        call: (start) => {
+          if (start.now < 1_500 || start.inflight <= 5) return knee(start);
+          if (firstAt !== firstAt) firstAt = start.now + 5;
+          return { latencyMs: 5, verdict };
+        },
+      });
+      expect(changes.find((change) => change.reason === 'drain')).toMatchObject({ at: 1_000, from: 41, to: 8 });
+      return changes.find((change) => change.at === firstAt) ?? 'no change';
+    };
+    // The burst's first refusal, admitted as the 6th, past every answer: 8 -> 5 at its settle.
+    expect(run('overload')).toMatchObject({ from: 8, to: 5, reason: 'overload' });
+    // A timeout at the same height is no evidence of a cap; with the switch off the window's close cuts, later.
+    expect(run('timeout')).toBe('no change');
+    expect(run('overload', false)).toBe('no change');
   });
 
   it('leaves a slow start, aimd, and the switch off to their windows', () => {
