@@ -25,7 +25,7 @@
  * - `fractional`: a fractional clock that creeps 2^-20 ms per reading (no window closes) and a
  *   fractional latency: the same path with doubles. This is the 0-byte goal of issue 16.
  * - `stepping`: an integer clock that moves 1 ms per reading, so the control loop closes a window
- *   about every 400 calls; the closes' own allocations show up amortised.
+ *   about every 2 000 calls; the closes' own allocations show up amortised.
  *   `fractional-stepping`: the same with fractional numbers (+1 + 2^-10 ms per reading).
  * - `refusing`: `fractional-stepping` with one call in REFUSED_EVERY answered `overload` (a 429):
  *   the refusal's branches too (its stale test, the refusal tail's count and what the tail learns at

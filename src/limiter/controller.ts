@@ -47,7 +47,7 @@ export type LimitChangeReason =
   | 'invalid-step'
   | 'manual';
 
-/** Why the limit moved (or held): at a window close, or at a settle for a refusal past every answer (adr/0127). */
+/** Why the limit moved (or held): at a window close, a slow start's sample, a refusal's step (adr/0127), or `resize`. */
 export interface LimitChange {
   readonly from: number;
   readonly to: number;
@@ -76,7 +76,7 @@ export interface LimitControllerSnapshot {
   readonly windows: number;
   /** Times the baseline was re-taken upwards (adr/0047). */
   readonly baselineRaises: number;
-  /** The last decision (grow, shrink or hold, and why): a window's, or a refusal's step (adr/0127). */
+  /** The last change or decision (grow, shrink or hold, and why): see `LimitChange`. */
   readonly lastChange: LimitChange | undefined;
 }
 

@@ -37,6 +37,7 @@ describe('a value that arrives after its caller left (nobody will read it)', () 
     const call = l.execute(() => work.promise, { signal: leaving.signal });
     leaving.abort(new Error('caller left'));
     await expect(call).rejects.toThrow('caller left');
+    expect(l.snapshot().inflight).toBe(1); // the work still runs, and holds its slot (ADR-0011)
     work.resolve(late.response);
     await flush();
     expect(late.cancelled()).toBe(true);

@@ -59,7 +59,7 @@ describe('the limiter low-level path, tryAcquire() + permit.settle(), over 10^5 
   });
 
   it('allocates less than 4 bytes per call with the control loop closing windows (1 ms per reading)', () => {
-    // Only the window closes allocate (about 430 B each, every ~400 calls here): well under the
+    // Only the window closes allocate (about 2 KB each, every ~2 000 calls here): well under the
     // 16 bytes a single boxed number per call would cost.
     expect(report.cases.stepping.windows).toBeGreaterThan(0);
     expect(bytesPerCall('stepping')).toBeLessThan(4);
@@ -74,11 +74,13 @@ describe('the limiter low-level path, tryAcquire() + permit.settle(), over 10^5 
 
   // A refusal takes its own branches: the stale test, the refusal tail's count and what it learns at
   // each close. One call in 32 refused, a share the tail excuses, so windows keep closing as above.
-  it('allocates nothing per refusal: one call in 32 answered overload adds less than a boxed number a refusal', () => {
+  it('allocates under 13 bytes a refusal (a boxed number is 16; a fresh object 32 or more) over the same path without refusals', () => {
     expect(report.cases.refusing.windows).toBeGreaterThan(0);
     expect(bytesPerCall('refusing')).toBeLessThan(4);
-    // A 16-byte number boxed on every refusal would add 16 / 32 = 0.5 B per call.
-    expect(bytesPerCall('refusing') - bytesPerCall('fractional-stepping')).toBeLessThan(16 / report.refusedEvery);
+    // The two cases differ by -0.1 to +0.2 B a call between processes (Node 24's jitter); a 16-byte number boxed on
+    // every refusal would add 16 / 32 = 0.5, and a fresh Observation literal per refusal measured +1.83.
+    const perRefusal = (bytesPerCall('refusing') - bytesPerCall('fractional-stepping')) * report.refusedEvery;
+    expect(perRefusal).toBeLessThan(13);
   });
 
   it('allocates at most the platform clock reading per call with the default clock', () => {

@@ -37,35 +37,8 @@ describe('a value the retry policy drops (test/fetch/retried-body.test.ts has th
     expect(first.cancelled()).toBe(true);
   });
 
-  it('cancels it when the caller leaves as the wait ends (the timer fired; the next attempt has not started)', async () => {
-    const leaving = new AbortController();
-    // The abort lands in the same turn as the wait's timer, after it: the wait has resolved and
-    // removed its listener, so only the check before the next attempt can see it.
-    class LeavingClock extends VirtualClock {
-      override setTimer(callback: () => void, delayMs: number): number {
-        return super.setTimer(() => {
-          callback();
-          leaving.abort(new Error('caller left'));
-        }, delayMs);
-      }
-    }
-    const clock = new LeavingClock();
-    const first = busy();
-    let calls = 0;
-    const policy = retry({ clock, random: constant(0.5), budget: false, baseDelayMs: 1_000 });
-    const call = policy.execute(
-      () => {
-        calls++;
-        return first.response;
-      },
-      { signal: leaving.signal },
-    );
-    const outcome = await clock.run(call);
-    expect(outcome).toMatchObject({ ok: false, error: { message: 'caller left' } });
-    expect(calls).toBe(1);
-    expect(first.cancelled()).toBe(true);
-    expect(policy.snapshot().abortedInBackoff).toBe(1);
-  });
+  it('counts a caller who leaves as the wait ends as aborted in backoff, not as a retry, and cancels the body', () =>
+    leavesAsTheWaitEnds());
 
   it('returns the Response readable when a late timer overruns the deadline (no retry is made)', async () => {
     // A timer that fires 2 s late: the 50 ms wait ends past the call's 1 s deadline.
@@ -109,3 +82,44 @@ describe('a value the retry policy drops (test/fetch/retried-body.test.ts has th
     expect(cancels).toBe(0);
   });
 });
+
+/**
+ * The abort lands in the same turn as the wait's timer, after it: the wait has resolved and removed its
+ * listener. The check before the next attempt sees it: no retry is counted and the budget gets its
+ * withdrawal back. (Without that check the attempt would be refused at its start, aborted, with the
+ * body still cancelled but a retry counted and the budget spent.)
+ */
+async function leavesAsTheWaitEnds(): Promise<void> {
+  const leaving = new AbortController();
+  class LeavingClock extends VirtualClock {
+    override setTimer(callback: () => void, delayMs: number): number {
+      return super.setTimer(() => {
+        callback();
+        leaving.abort(new Error('caller left'));
+      }, delayMs);
+    }
+  }
+  const clock = new LeavingClock();
+  const first = busy();
+  let calls = 0;
+  const policy = retry({
+    clock,
+    random: constant(0.5),
+    baseDelayMs: 1_000,
+    budget: { minRetriesPerSecond: 0, maxBalance: 5 },
+  });
+  const balance = policy.snapshot().budget!.balance;
+  const call = policy.execute(
+    () => {
+      calls++;
+      return first.response;
+    },
+    { signal: leaving.signal },
+  );
+  const outcome = await clock.run(call);
+  expect(outcome).toMatchObject({ ok: false, error: { message: 'caller left' } });
+  expect(calls).toBe(1);
+  expect(first.cancelled()).toBe(true);
+  expect(policy.snapshot()).toMatchObject({ retries: 0, abortedInBackoff: 1 });
+  expect(policy.snapshot().budget!.balance).toBe(balance);
+}

@@ -453,12 +453,14 @@ describe('overload: a refusal past every answer steps the limit down at once (ad
 
   it('reads the most calls in flight at any answer, of this window and of the last, not the latest answer', () => {
     const { controller, open } = steering();
+    const windows = controller.snapshot().windows;
     // This window: 100 answers admitted as the 30th, then 100 as the 10th. A refusal as the 25th is below the 30.
     let at = answersAt(controller, open, 100, 30);
     at = answersAt(controller, at, 100, 10);
     expect(refusalAt(controller, at + 1, 25)).toBe(false);
     // The window closes at its floor; the next one's answers come as the 10th, and the last one's 30 still count.
     observeAt(controller, { verdict: 'ok', latencyMs: 100, inflight: 10 }, open + 2_100, 10);
+    expect(controller.snapshot().windows).toBe(windows + 1);
     at = answersAt(controller, open + 2_100, 100, 10);
     const limit = controller.snapshot().limit;
     expect(refusalAt(controller, at + 1, 30)).toBe(false);
