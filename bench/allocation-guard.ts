@@ -116,7 +116,15 @@ async function measureCase(name: GuardCase): Promise<CaseReport> {
   let count = 0;
   const pair =
     name === 'refusing'
-      ? (): void => limiter.tryAcquire()!.settle(++count === REFUSED_EVERY ? ((count = 0), refusal) : observation)
+      ? (): void => {
+          count++;
+          let settled = observation;
+          if (count === REFUSED_EVERY) {
+            count = 0;
+            settled = refusal;
+          }
+          limiter.tryAcquire()!.settle(settled);
+        }
       : (): void => limiter.tryAcquire()!.settle(observation);
   // In batches, as requests come: a function called often is compiled as a function. One long loop
   // leaves it in on-stack-replaced code, which Node 24 keeps in Maglev (which boxes more) for

@@ -502,7 +502,7 @@ describe('overload: a refusal past every answer steps the limit down at once (ad
     expect(limits).toEqual([31, 34]);
   });
 
-  it("steps on a settle the loop reads in full too (after a drain), and only for a refusal", () => {
+  it('steps on a settle the loop reads in full too (after a drain), and only for a refusal', () => {
     // 40 callers into the knee (16 servers at 100 ms) until the slow start drains 41 -> 8 at 1 s; then 3 callers (the
     // limit is not full, so answers come at 3) and, for 50 ms at 2 s, 7. From 1.5 s every call admitted past the 5th
     // is answered at once with `verdict`. After a drain every settle takes the full path (observeInFull).
