@@ -162,6 +162,8 @@ export class LimitControlLoop implements LimitController {
   private baselineWindowSamples = 0;
   /** vegas's alpha, which sizes a re-measure; undefined for the other algorithms or with remeasureForLimit off. */
   private readonly alpha: BandFunction | undefined;
+  /** vegas's beta, for the return after a jump's re-measure (adr/0128); undefined for the others or jumpReturn off. */
+  private readonly returnBeta: BandFunction | undefined;
   /** What the current slow start's baseline window does with the baseline: 'set' it, or 'offer' (only lowers). */
   private pendingBaseline: 'set' | 'offer' = 'set';
   /** The concurrency an overload window showed the upstream serves; growth holds there until `overloadUntil`. */
@@ -191,6 +193,7 @@ export class LimitControlLoop implements LimitController {
     const band = bandFor(config, tuning);
     this.algorithm = createAlgorithm(config, tuning, band);
     this.alpha = config.algorithm === 'vegas' && tuning.remeasureForLimit ? band.alpha : undefined;
+    this.returnBeta = config.algorithm === 'vegas' && tuning.jumpReturn ? band.beta : undefined;
     this.window = new SamplingWindow({ ...config, ...tuning });
     this.baseline = new Baseline(tuning);
     this.startSlowStart('set');
@@ -432,8 +435,13 @@ export class LimitControlLoop implements LimitController {
       const set = tuning.drainOnExit && (this.exit === 'jump' || this.pendingBaseline === 'set');
       measured = set ? baseline.set(valueMs, valueMeanMs) : baseline.offer(valueMs, valueMeanMs) !== 'none';
       if (measured) {
-        if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) {
-          drainBack = this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
+        const servedBack = this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
+        if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) drainBack = servedBack;
+        else if (this.exit === 'jump' && this.returnBeta !== undefined) {
+          // Not raiseRatio slower: the jump window served what the upstream takes now, or more where the change fell
+          // inside it. Back to beta under that, so vegas grows into its band from below (re-reading the no-load latency
+          // on the way, adr/0101), not from the drain a window of beta at a time (adr/0128).
+          drainBack = servedBack - this.returnBeta(servedBack);
         }
         this.baselineMeasured = true;
         this.exitRate = 0;
@@ -555,7 +563,7 @@ export class LimitControlLoop implements LimitController {
       if (!pressured) {
         next = estimate;
         reason = 'warming-up';
-        // A slower upstream means the drain went too deep: back to `drainBack`, at most the exit's limit.
+        // Back to `drainBack` (a slower upstream: the drain went too deep; a jump's: adr/0128), at most the exit's limit.
         // Otherwise Vegas grows from the drained limit (jumping back at once would load an upstream others still measure).
         if (drainBack > estimate) {
           next = drainBack < this.exitLimit ? drainBack : this.exitLimit;

@@ -99,6 +99,11 @@ const SHIPPED = {
    * k - 1 at once, and its window teaches the refusal tail nothing (adr/0127). false: refusals act when the window closes.
    */
   refusalStepDown: true,
+  /**
+   * After a latency jump's re-measure finds the upstream not raiseRatio slower, vegas goes back to the jump window's
+   * served concurrency less beta, and grows into its band from below (adr/0128). false: it grows from the drain.
+   */
+  jumpReturn: true,
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */
   appLimitedFactor: 2,
 };

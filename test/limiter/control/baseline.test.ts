@@ -352,10 +352,12 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     const drainedAt = feedWindows(controller, 1, at + 1, { inflight: 30, latencyMs: 250 });
     feedWindows(controller, 8, drainedAt + 1, { inflight: 30, latencyMs: 150 });
     expect(changes[0]).toMatchObject({ from: 60, to: 6, reason: 'baseline-raised' });
-    // No re-aim when the settling runs out: the baseline window measures at the drained limit, and
-    // vegas grows from there.
-    expect(changes.slice(1).some((change) => change.reason === 'drain')).toBe(false);
-    expect(changes[1]).toMatchObject({ from: 6, direction: 'grow', reason: 'no-queue' });
+    // No re-aim when the settling runs out (it would aim at 0.5 x 0.12 answers/ms x 150 ms = 9, 2 s after the
+    // jump): the baseline window measures 150 ms at the drained limit. Then adr/0128's return, not raiseRatio slower:
+    // the jump window served 0.12 x 150 = 18 calls at the new latency, less beta(18) = 2.7.
+    expect(changes[1]).toMatchObject({ from: 6, to: 15, direction: 'grow', reason: 'drain' });
+    expect(changes[1]!.at - changes[0]!.at).toBeGreaterThanOrEqual(4_000);
+    expect(changes.slice(2, 4).map((change) => change.reason)).toEqual(['no-queue', 'no-queue']);
     expect(controller.snapshot().baselineMs).toBe(150);
   });
 
@@ -498,8 +500,9 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
   });
 
   /** 400 callers on 50 servers at 100 ms that drop to 8 servers at `dropAt`; the baseline 30 s later. */
-  function capacityDrop(dropAt: number): LimitControlLoop {
-    const controller = new LimitControlLoop(resolveControlConfig({}));
+  function capacityDrop(dropAt: number, changes: LimitChange[] = [], tuning = DEFAULT_TUNING): LimitControlLoop {
+    const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
+    controller.changes.subscribe((change) => changes.push(change));
     runScripted({
       controller,
       durationMs: dropAt + 30_000,
@@ -537,6 +540,26 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     const controller = capacityDrop(20_000);
     expect(controller.snapshot()).toMatchObject({ baselineMs: 100, baselineRaises: 0 });
     expect(controller.limit).toBeLessThanOrEqual(10);
+  });
+
+  it("returns after the jump's re-measure to the served concurrency less beta, under the new capacity (adr/0128)", () => {
+    const limits = [true, false].map((jumpReturn) => {
+      const changes: LimitChange[] = [];
+      capacityDrop(20_000, changes, { ...DEFAULT_TUNING, jumpReturn });
+      const jump = changes.findIndex((change) => change.reason === 'baseline-raised');
+      // The jump drains 39 -> 5 at 24.5 s; the settling holds 4; the baseline window measures 100 ms again.
+      expect(changes.slice(jump, jump + 2)).toMatchObject([
+        { from: 39, to: 5, reason: 'baseline-raised' },
+        { from: 5, to: 4, reason: 'warming-up' },
+      ]);
+      return changes.slice(jump + 2, jump + 4).map(({ to, reason }) => `${to} ${reason}`);
+    });
+    // The jump window served 8 calls (0.08 answers/ms x 100 ms): back to 8 - beta(8) = 6.5, admitted 7, then vegas
+    // grows into its band. Without the return it grows from 4: 5, then 7, a window (2 s) each.
+    expect(limits).toEqual([
+      ['7 drain', '8 no-queue'],
+      ['5 no-queue', '7 no-queue'],
+    ]);
   });
 
   // Known bug (it.fails until fixed): when the drop falls late in a window, the jump rule's drain target uses that

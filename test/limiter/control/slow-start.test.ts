@@ -372,7 +372,7 @@ describe('the slow start: what the drain reads (adr/0096)', () => {
 
   it("leaves a latency jump's drain dithered: it aims at the new served concurrency, not below it", () => {
     // 400 callers on 50 servers at 100 ms that drop to 8 servers at 22 s: the jump drains to 5.x
-    // and the settling and baseline windows admit 5 and 6 in turn, whole calls or not. The settling
+    // and the settling and baseline windows admit 5 or 6, whole calls or not. The settling
     // is one round of 8 answers, back at 100 ms (adr/0119; its rounds of 4-5 answers ran out 2 s before).
     const afterJump = (measureWholeCalls: boolean) => {
       const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, measureWholeCalls });
@@ -385,11 +385,13 @@ describe('the slow start: what the drain reads (adr/0096)', () => {
       return changes.filter((change) => change.at > 22_000).map((change) => [change.to, change.reason]);
     };
     const shipped = afterJump(true);
+    // After the re-measure, adr/0128's return: the jump window (22-24 s) served 11.6 calls, most of it at 50
+    // servers, less beta: 10, over the 8 left, and vegas's next window takes it to 9.
     expect(shipped).toEqual([
       [6, 'baseline-raised'],
       [5, 'warming-up'],
-      [6, 'warming-up'],
-      [7, 'no-queue'],
+      [10, 'drain'],
+      [9, 'queue-above-beta'],
     ]);
     expect(afterJump(false)).toEqual(shipped);
   });
