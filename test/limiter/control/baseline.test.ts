@@ -500,8 +500,13 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
   });
 
   /** 400 callers on 50 servers at 100 ms that drop to 8 servers at `dropAt`; the baseline 30 s later. */
-  function capacityDrop(dropAt: number, changes: LimitChange[] = [], tuning = DEFAULT_TUNING): LimitControlLoop {
-    const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
+  function capacityDrop(
+    dropAt: number,
+    changes: LimitChange[] = [],
+    tuning = DEFAULT_TUNING,
+    algorithm: 'vegas' | 'gradient2' = 'vegas',
+  ): LimitControlLoop {
+    const controller = new LimitControlLoop(resolveControlConfig({ algorithm }), tuning);
     controller.changes.subscribe((change) => changes.push(change));
     runScripted({
       controller,
@@ -560,6 +565,15 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
       ['7 drain', '8 no-queue'],
       ['5 no-queue', '7 no-queue'],
     ]);
+    // gradient2 has no band to come back under: it steers from the drain either way.
+    const gradient2 = [true, false].map((jumpReturn) => {
+      const changes: LimitChange[] = [];
+      capacityDrop(20_000, changes, { ...DEFAULT_TUNING, jumpReturn }, 'gradient2');
+      return changes.filter((change) => change.at > 20_000).map(({ to, reason }) => `${to} ${reason}`);
+    });
+    expect(gradient2[0]).toEqual(gradient2[1]);
+    expect(gradient2[0].some((change) => change.endsWith(' drain'))).toBe(false);
+    expect(gradient2[0].some((change) => change.endsWith('baseline-raised'))).toBe(true);
   });
 
   // Known bug (it.fails until fixed): when the drop falls late in a window, the jump rule's drain target uses that
