@@ -395,8 +395,9 @@ export class LimitControlLoop implements LimitController {
     const clean = unrefused && summary.timeouts === 0;
     const slowStart = this.slowStart;
     let measured = false;
-    // The limit to go back to when the upstream shows slower after a drain (NaN: it did not): the drain went too deep.
-    // Little's law: a completion rate (a share of the exit round's) x the slower latency and the hold after a mark.
+    // The limit to go back to after a drain (NaN: none): the upstream showed slower, so the drain went too deep, or a
+    // jump's re-measure found it not raiseRatio slower (adr/0128). Little's law: a completion rate (a share of the exit
+    // round's) x the measured latency and the hold after a mark.
     let drainBack = Number.NaN;
     summary.latencyMs = statMs;
     if (slowStart) {
@@ -564,7 +565,8 @@ export class LimitControlLoop implements LimitController {
         next = estimate;
         reason = 'warming-up';
         // Back to `drainBack` (a slower upstream: the drain went too deep; a jump's: adr/0128), at most the exit's limit.
-        // Otherwise Vegas grows from the drained limit (jumping back at once would load an upstream others still measure).
+        // Otherwise (a slow start's exit, or jumpReturn off) Vegas grows from the drained limit (jumping back at once would
+        // load an upstream others still measure).
         if (drainBack > estimate) {
           next = drainBack < this.exitLimit ? drainBack : this.exitLimit;
           reason = 'drain';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Baseline } from '../../../src/limiter/baseline';
-import { resolveControlConfig } from '../../../src/limiter/control-config';
+import { defaultBeta, resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop } from '../../../src/limiter/control-loop';
 import type { LimitChange } from '../../../src/limiter/controller';
 import { DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
@@ -354,7 +354,7 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(changes[0]).toMatchObject({ from: 60, to: 6, reason: 'baseline-raised' });
     // No re-aim when the settling runs out (it would aim at 0.5 x 0.12 answers/ms x 150 ms = 9, 2 s after the
     // jump): the baseline window measures 150 ms at the drained limit. Then adr/0128's return, not raiseRatio slower:
-    // the jump window served 0.12 x 150 = 18 calls at the new latency, less beta(18) = 2.7.
+    // the jump window served 0.12 x 150 = 18 calls at the new latency, less beta(18) = 2.42.
     expect(changes[1]).toMatchObject({ from: 6, to: 15, direction: 'grow', reason: 'drain' });
     expect(changes[1]!.at - changes[0]!.at).toBeGreaterThanOrEqual(4_000);
     expect(changes.slice(2, 4).map((change) => change.reason)).toEqual(['no-queue', 'no-queue']);
@@ -505,9 +505,13 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     changes: LimitChange[] = [],
     tuning = DEFAULT_TUNING,
     algorithm: 'vegas' | 'gradient2' = 'vegas',
+    estimates: number[] = [],
   ): LimitControlLoop {
     const controller = new LimitControlLoop(resolveControlConfig({ algorithm }), tuning);
-    controller.changes.subscribe((change) => changes.push(change));
+    controller.changes.subscribe((change) => {
+      changes.push(change);
+      estimates.push(controller.snapshot().estimate);
+    });
     runScripted({
       controller,
       durationMs: dropAt + 30_000,
@@ -548,10 +552,15 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
   });
 
   it("returns after the jump's re-measure to the served concurrency less beta, under the new capacity (adr/0128)", () => {
+    const returned: number[] = [];
     const limits = [true, false].map((jumpReturn) => {
       const changes: LimitChange[] = [];
-      capacityDrop(20_000, changes, { ...DEFAULT_TUNING, jumpReturn });
+      const estimates: number[] = [];
+      capacityDrop(20_000, changes, { ...DEFAULT_TUNING, jumpReturn }, 'vegas', estimates);
       const jump = changes.findIndex((change) => change.reason === 'baseline-raised');
+      // The drain took drainGain (0.5) x the jump window's served concurrency S; the re-measure read the same 100 ms.
+      const served = 2 * estimates[jump]!;
+      returned.push(estimates[jump + 2]! - (served - defaultBeta(served)));
       // The jump drains 39 -> 5 at 24.5 s; the settling holds 4; the baseline window measures 100 ms again.
       expect(changes.slice(jump, jump + 2)).toMatchObject([
         { from: 39, to: 5, reason: 'baseline-raised' },
@@ -559,12 +568,15 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
       ]);
       return changes.slice(jump + 2, jump + 4).map(({ to, reason }) => `${to} ${reason}`);
     });
-    // The jump window served 8 calls (0.08 answers/ms x 100 ms): back to 8 - beta(8) = 6.5, admitted 7, then vegas
-    // grows into its band. Without the return it grows from 4: 5, then 7, a window (2 s) each.
+    // The jump window served S = 8.6 calls (its completion rate x 100 ms, a little over the 8 servers' 0.08
+    // answers/ms): back to S - beta(S) = 7.0, then vegas grows into its band. Without the return it grows from 4: 5,
+    // then 7, a window (2 s) each.
     expect(limits).toEqual([
       ['7 drain', '8 no-queue'],
       ['5 no-queue', '7 no-queue'],
     ]);
+    // On: S - beta(S), within the re-measure's error (alpha under it would be 0.8 more); off: vegas's own step.
+    expect(Math.abs(returned[0]!)).toBeLessThan(0.2);
     // gradient2 has no band to come back under: it steers from the drain either way.
     const gradient2 = [true, false].map((jumpReturn) => {
       const changes: LimitChange[] = [];
