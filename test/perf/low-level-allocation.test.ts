@@ -74,13 +74,13 @@ describe('the limiter low-level path, tryAcquire() + permit.settle(), over 10^5 
 
   // A refusal takes its own branches: the stale test, the refusal tail's count and what it learns at
   // each close. One call in 32 refused, a share the tail excuses, so windows keep closing as above.
-  it('allocates under 13 bytes a refusal (a boxed number is 16; a fresh object 32 or more) over the same path without refusals', () => {
+  it('allocates less than a fresh object per refusal (under 24 bytes a refusal) over the same path without refusals', () => {
     expect(report.cases.refusing.windows).toBeGreaterThan(0);
     expect(bytesPerCall('refusing')).toBeLessThan(4);
-    // The two cases differ by -0.1 to +0.2 B a call between processes (Node 24's jitter); a 16-byte number boxed on
-    // every refusal would add 16 / 32 = 0.5, and a fresh Observation literal per refusal measured +1.83.
+    // Node 20: the two cases differ by -2 to +3 B a refusal, no trend. Node 24: 0-10 B a refusal, by process (which
+    // code V8 tiers up first; docs/benchmarks.md). A fresh Observation literal per refusal measured 58 B.
     const perRefusal = (bytesPerCall('refusing') - bytesPerCall('fractional-stepping')) * report.refusedEvery;
-    expect(perRefusal).toBeLessThan(13);
+    expect(perRefusal).toBeLessThan(24);
   });
 
   it('allocates at most the platform clock reading per call with the default clock', () => {
