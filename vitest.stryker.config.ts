@@ -6,10 +6,12 @@ import { defineConfig } from 'vitest/config';
  * so a run over src/stats loads only test/stats: `STRYKER_TESTS=stats npx stryker run --mutate ...`.
  * `STRYKER_TEST_FILES` (comma-separated globs) replaces the folders with those files: a run of only
  * the new test files, whose kills docs/testing.md adds to the suite's (scripts/mutation-table.mjs
- * --union).
+ * --union). `STRYKER_EXCLUDE_FILES` (comma-separated globs) leaves files out: a full run without the slowest
+ * files, then a run of only those over its survivors, scored together (docs/testing.md).
  */
 const folders = (process.env.STRYKER_TESTS ?? 'stats,breaker,limiter,core,reliability').split(',');
 const files = process.env.STRYKER_TEST_FILES?.split(',').map((glob) => glob.trim());
+const excluded = process.env.STRYKER_EXCLUDE_FILES?.split(',').map((glob) => glob.trim()) ?? [];
 
 export default defineConfig({
   test: {
@@ -23,6 +25,7 @@ export default defineConfig({
       // wall-clock and heap measurements: the normal suite runs them
       'test/reliability/soak.test.ts',
       'test/reliability/faults.test.ts',
+      ...excluded,
     ],
     testTimeout: 60_000,
   },

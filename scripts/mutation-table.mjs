@@ -3,13 +3,15 @@
 // surviving and uncovered mutants first, one a line. With --union, reports of runs over the same
 // files with different tests (the suite; then only new test files, over all its mutants or some
 // lines) are combined mutant by mutant (same place, mutator and replacement): detected when any run
-// detected it. Usage:
-//   node scripts/mutation-table.mjs reports/runA.json reports/runB.json [--list] [--union]
+// detected it. With --ranges, only the surviving and uncovered mutants' places, as one Stryker --mutate
+// list (path:line:column-line:column): the follow-up run of the slow test files over them. Usage:
+//   node scripts/mutation-table.mjs reports/runA.json reports/runB.json [--list] [--union] [--ranges]
 import { readFileSync } from 'node:fs';
 
 const args = process.argv.slice(2);
 const list = args.includes('--list');
 const union = args.includes('--union');
+const ranges = args.includes('--ranges');
 const rank = { Killed: 4, CompileError: 4, RuntimeError: 4, Timeout: 3, Survived: 2, NoCoverage: 1, Ignored: 0 };
 const keyOf = (m) =>
   `${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement}`;
@@ -33,6 +35,18 @@ for (const path of args.filter((arg) => !arg.startsWith('--'))) {
       if (mutant.status !== 'Ignored' && rank[other.status] > rank[mutant.status]) mutant.status = other.status;
     }
   }
+}
+
+if (ranges) {
+  const places = new Set();
+  for (const [path, file] of Object.entries(files)) {
+    for (const { status, location: at } of file.mutants) {
+      if (status !== 'Survived' && status !== 'NoCoverage') continue;
+      places.add(`${path}:${at.start.line}:${at.start.column}-${at.end.line}:${at.end.column}`);
+    }
+  }
+  console.log([...places].join(','));
+  process.exit(0);
 }
 
 const empty = () => ({ mutants: 0, killed: 0, timeout: 0, survived: 0, noCoverage: 0, ignored: 0 });
