@@ -4,7 +4,7 @@
 // files with different tests (the suite; then only new test files, over all its mutants or some
 // lines) are combined mutant by mutant (same place, mutator and replacement): detected when any run
 // detected it. With --ranges, only the surviving and uncovered mutants' places, as one Stryker --mutate
-// list (path:line:column-line:column): the follow-up run of the slow test files over them. Usage:
+// list (path:line:column-line:column, columns from 0): the follow-up run of the slow test files over them. Usage:
 //   node scripts/mutation-table.mjs reports/runA.json reports/runB.json [--list] [--union] [--ranges]
 import { readFileSync } from 'node:fs';
 
@@ -42,7 +42,8 @@ if (ranges) {
   for (const [path, file] of Object.entries(files)) {
     for (const { status, location: at } of file.mutants) {
       if (status !== 'Survived' && status !== 'NoCoverage') continue;
-      places.add(`${path}:${at.start.line}:${at.start.column}-${at.end.line}:${at.end.column}`);
+      // The report's columns count from 1, a --mutate range's from 0 (its lines from 1 in both).
+      places.add(`${path}:${at.start.line}:${at.start.column - 1}-${at.end.line}:${at.end.column - 1}`);
     }
   }
   console.log([...places].join(','));
