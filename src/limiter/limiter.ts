@@ -140,7 +140,7 @@ export class Limiter extends Admission implements Policy<LimiterSnapshot>, Limit
     return subscribeSettled(this, listener);
   }
 
-  /** Hears every call this limiter refuses (`shed`, `queue-timeout`), in a pipeline or alone. */
+  /** Hears every call this limiter refuses (`shed`, `queue-timeout`, `abandoned`), in a pipeline or alone. */
   onRefuse(listener: Listener<RefusalEvent>): Subscription {
     return subscribeRefused(this, listener);
   }
