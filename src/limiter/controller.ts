@@ -7,7 +7,7 @@ export type AlgorithmName = 'vegas' | 'gradient2' | 'aimd' | 'fixed';
 /**
  * Why the limit moved (or held); each names the step it took. Full table: docs/algorithms.md.
  * - slow start (adr/0045): 'slow-start' (no queue yet: grew), 'drain' (left it with a queue: down
- *   to the concurrency the upstream served);
+ *   to half the concurrency the upstream served; also a raise back after a drain, adr/0091, adr/0128);
  * - vegas: 'no-queue', 'queue-below-alpha' (grow), 'queue-within-band' (hold), 'queue-above-beta'
  *   (shrink), 'invalid-band' (a user alpha/beta returned nonsense: hold);
  * - gradient2: 'latency-within-tolerance', 'headroom' (grow), 'latency-above-tolerance' (shrink);
@@ -17,7 +17,9 @@ export type AlgorithmName = 'vegas' | 'gradient2' | 'aimd' | 'fixed';
  *   (share-scaled backoff), 'overload-hold' (growth held at the concurrency an overload showed);
  * - guards: 'app-limited' (growth capped by demand), 'failures' (a failure-dominated window does
  *   not grow), 'warming-up' (no baseline yet), 'baseline-raised' (adr/0047: the upstream got
- *   slower; a new slow start follows), 'idle-restart' (adr/0031), 'at-min', 'at-max', 'invalid-step';
+ *   slower; after a failed descent the baseline is re-taken and a new slow start follows, after a
+ *   latency jump this change is the drain before a re-measure), 'idle-restart' (adr/0031), 'at-min',
+ *   'at-max', 'invalid-step';
  * - 'manual': `resize()`.
  */
 export type LimitChangeReason =
