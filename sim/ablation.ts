@@ -101,6 +101,13 @@ export const VARIANTS: readonly Variant[] = [
   off('no jump restart', 'jumpRestart false: a 2x latency jump at a steady limit is steered, not re-measured', {
     jumpRestart: false,
   }),
+  off(
+    'no fall restart',
+    'fallRestart false: a window at half the baseline lowers it only through the smoothed latency',
+    {
+      fallRestart: false,
+    },
+  ),
   off('no mature reference', 'matureReference false: a rise is tested against a reference of any size', {
     matureReference: false,
   }),

@@ -395,6 +395,7 @@ export class LimitControlLoop implements LimitController {
     const clean = unrefused && summary.timeouts === 0;
     const slowStart = this.slowStart;
     let measured = false;
+    let fell = false;
     // The limit to go back to after a drain (NaN: none): the upstream showed slower, so the drain went too deep, or a
     // jump's re-measure found it not raiseRatio slower (adr/0128). Little's law: a completion rate (a share of the exit
     // round's) x the measured latency and the hold after a mark.
@@ -453,6 +454,16 @@ export class LimitControlLoop implements LimitController {
       this.signal.add(valueMs);
       summary.latencyMs = valueMs;
     } else {
+      // A fall to 1 / raiseRatio of the baseline with demand at the limit: see the jump rule below (adr/0130). Below
+      // the limit, growth queues nothing, so the smoothed latency, and the baseline with it, fall to the new level;
+      // under minBaselineMs a ratio is whole-ms clock ticks, as for a jump (adr/0125).
+      const tickMs = tuning.minBaselineMs;
+      fell =
+        clean &&
+        latencyDriven &&
+        tuning.fallRestart &&
+        summary.peakInflight >= this.limit &&
+        tuning.raiseRatio * (statMs > tickMs ? statMs : tickMs) <= baseline.valueMs;
       // The baseline falls to any lower smoothed latency (Vegas's BaseRTT, a running minimum of a
       // smoothed series; adr/0097); the first clean window sets one no slow start gave (startupGain 0, fixed).
       // Its mean falls with it, not to this window's: the window before a jump holds both latencies (adr/0101).
@@ -572,12 +583,15 @@ export class LimitControlLoop implements LimitController {
           reason = 'drain';
         }
       }
-    } else if (latencyDriven && unrefused && tuning.jumpRestart && this.jumped(statMs)) {
-      // A raiseRatio-fold jump at a limit that did not grow: the upstream changed, or demand rose
-      // past its capacity. Drain and measure the baseline anew (adr/0047).
-      const drained = this.drainTarget(rate, baseline.meanMs);
+    } else if (latencyDriven && unrefused && ((tuning.jumpRestart && this.jumped(statMs)) || fell)) {
+      // A raiseRatio-fold jump at a limit that did not grow: the upstream changed, or demand rose past its capacity
+      // (adr/0047). Or a raiseRatio-fold fall under the baseline: the upstream got faster (a latency cliff ended), and
+      // the baseline would follow it down only as fast as vegas's growth, which the stale baseline reads as no queue,
+      // lets latency fall; past the capacity that growth queues, and the two meet at the old ratio x the capacity
+      // (adr/0130). Either way, drain to the served concurrency at the lower no-load estimate and measure anew.
+      const drained = this.drainTarget(rate, fell ? meanMs : baseline.meanMs);
       if (drained < next) next = drained;
-      reason = 'baseline-raised';
+      reason = fell ? 'drain' : 'baseline-raised';
       this.endSlowStart(now, 'jump');
     } else if (!latencyShrink(reason)) {
       if (reason === 'queue-within-band') baseline.held();

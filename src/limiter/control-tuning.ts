@@ -48,6 +48,8 @@ const SHIPPED = {
   raiseWindows: 5,
   /** A raiseRatio jump over the previous window, our in-flight not up, re-measures the baseline (adr/0047). */
   jumpRestart: true,
+  /** A clean window raiseRatio under the baseline (the upstream got faster: a cliff's end) drains and re-measures, as a jump (adr/0130). */
+  fallRestart: true,
   /** No round is tested for a rise against a reference of fewer than ROUND_SAMPLES samples (adr/0106). */
   matureReference: true,
   /** A rise is confirmed only if the suspect round's cohort, counted through the next round, also rose over the pooled cohorts (adr/0110). */

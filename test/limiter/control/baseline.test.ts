@@ -598,4 +598,77 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     const controller = capacityDrop(24_600);
     expect(controller.snapshot().baselineMs).toBeLessThan(105);
   });
+
+  it("re-measures when a window falls to 1 / raiseRatio of the baseline: a latency cliff's end under overload (adr/0130)", () => {
+    // 64 callers on 16 servers at 100 ms (processor sharing past 16), five times slower from 30 s to 60 s: the cliff's
+    // jump re-measures the baseline at 500 ms. Returns the changes after the cliff's end and the loop at 120 s.
+    const afterCliff = (fallRestart: boolean) => {
+      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, fallRestart });
+      const { changes } = runScripted({
+        controller,
+        durationMs: 120_000,
+        clients: 64,
+        call: ({ now, inflight }) => ({
+          latencyMs: 100 * (now >= 30_000 && now < 60_000 ? 5 : 1) * Math.max(1, inflight / 16),
+        }),
+      });
+      return { after: changes.filter((change) => change.at > 60_000), end: controller.snapshot() };
+    };
+    const shipped = afterCliff(true);
+    // The first window after the end (it straddles it: mean under 250 ms) drains to half what it served, and the
+    // re-measure finds 100 ms again; vegas grows back into its band over 16.
+    expect(shipped.after[0]).toMatchObject({ from: 18, to: 11, direction: 'shrink', reason: 'drain' });
+    expect(shipped.end.baselineMs).toBe(100);
+    expect(shipped.end.limit).toBeGreaterThanOrEqual(16);
+    expect(shipped.end.limit).toBeLessThanOrEqual(20);
+    // Without the rule the baseline followed the smoothed latency down only as fast as the growth its staleness allowed
+    // let it fall, and the two met at a queue of more than a capacity: the limit past 2 x 16 with 2x the latency.
+    const without = afterCliff(false);
+    expect(without.after.slice(0, 5).every((change) => change.reason === 'no-queue')).toBe(true);
+    expect(without.end.baselineMs).toBeGreaterThan(200);
+    expect(without.end.limit).toBeGreaterThan(32);
+  });
+
+  it.each([
+    // [window latency, in flight, algorithm, whether it drains]
+    [50, 60, 'vegas', true], // 2 x 50 ms = the baseline: at raiseRatio exactly
+    [51, 60, 'vegas', false], // just over 1 / raiseRatio of it: the smoothed latency lowers the baseline instead
+    [50, 59, 'vegas', false], // demand under the limit: growth queues nothing, nothing to re-measure
+    [40, 60, 'gradient2', true],
+  ] as const)(
+    're-measures on a window at %d ms with %d in flight (baseline 100 ms; %s): %s (adr/0130)',
+    (latencyMs, inflight, algorithm, drains) => {
+      const controller = new LimitControlLoop(resolveControlConfig({ algorithm }));
+      const settled = feedWindows(controller, 20, 0, { inflight: 30 });
+      const at = feedUntilClose(controller, settled, { inflight: 30 });
+      const { limit, baselineMs } = controller.snapshot();
+      expect([limit, baselineMs]).toEqual([algorithm === 'vegas' ? 60 : 56, 100]);
+      const changes: LimitChange[] = [];
+      controller.changes.subscribe((change) => changes.push(change));
+      feedWindows(controller, 1, at + 1, { inflight, latencyMs });
+      // The drain: half the concurrency served at the window's own mean (Little's law), 60 / 50 ms x 50 ms x 0.5 = 30.
+      if (drains) expect(changes[0]).toMatchObject({ from: limit, to: 30, reason: 'drain' });
+      else expect(changes.filter((change) => change.reason === 'drain')).toEqual([]);
+    },
+  );
+
+  it('takes no fall from a window with a reduce signal, and none under minBaselineMs x raiseRatio: clock ticks (adr/0130)', () => {
+    const drainsAfter = (baselineMs: number, latencyMs: number, timeouts: number): boolean => {
+      const controller = new LimitControlLoop(resolveControlConfig({}));
+      const settled = feedWindows(controller, 20, 0, { inflight: 30, latencyMs: baselineMs });
+      const at = feedUntilClose(controller, settled, { inflight: 30, latencyMs: baselineMs });
+      expect(controller.snapshot().baselineMs).toBe(baselineMs);
+      const changes: LimitChange[] = [];
+      controller.changes.subscribe((change) => changes.push(change));
+      for (let i = 0; i < timeouts; i++)
+        observeAt(controller, { verdict: 'timeout', latencyMs: 1_000 }, at + 10 + i, 60);
+      feedWindows(controller, 1, at + 20, { inflight: 60, latencyMs });
+      return changes.some((change) => change.reason === 'drain');
+    };
+    expect(drainsAfter(100, 40, 0)).toBe(true);
+    expect(drainsAfter(100, 40, 30)).toBe(false);
+    // A 12 ms baseline and windows of 3 ms: 2 x max(3, 5) = 10 <= 12, a fall; an 8 ms one: 10 > 8, ticks.
+    expect(drainsAfter(12, 3, 0)).toBe(true);
+    expect(drainsAfter(8, 3, 0)).toBe(false);
+  });
 });
