@@ -1,6 +1,7 @@
 import type { Scenario } from '../engine/scenario';
 import { baselineShift } from './baseline-shift';
 import { capacityHalves, workersHalve } from './capacity-change';
+import { cliffRecovery } from './cliff-recovery';
 import { coldStart } from './cold-start';
 import type { Algorithm } from './common';
 import { convergence } from './convergence';
@@ -21,6 +22,7 @@ import { tailTimeouts } from './tail-timeouts';
 export const CONVERGENCE_CAPACITIES = [10, 50, 150] as const;
 export const COLD_START_CAPACITIES = [6, 20, 100] as const;
 export const DEMAND_STEP_CAPACITIES = [6, 20] as const;
+export const CLIFF_RECOVERY_CAPACITIES = [6, 20] as const;
 /** (clients, capacity share per client): 2 to 50 clients, shares of 1 to 5 calls (issue 14). */
 export const MANY_CLIENT_CELLS = [
   [2, 5],
@@ -37,6 +39,7 @@ function physics(algorithm: Algorithm): Scenario[] {
     ...CONVERGENCE_CAPACITIES.map((c) => convergence(c, algorithm)),
     capacityHalves(algorithm),
     latencyCliff(algorithm),
+    ...CLIFF_RECOVERY_CAPACITIES.map((c) => cliffRecovery(c, algorithm)),
     baselineShift(algorithm),
     ...COLD_START_CAPACITIES.map((c) => coldStart(c, algorithm)),
     ...DEMAND_STEP_CAPACITIES.map((c) => demandStep(c, algorithm)),

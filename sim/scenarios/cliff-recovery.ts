@@ -1,0 +1,80 @@
+import type { Scenario, ScenarioResult } from '../engine/scenario';
+import { PoissonArrivals } from '../models/load';
+import { World } from '../models/world';
+import {
+  latencyFigures,
+  phase,
+  phasesOf,
+  physicsCriteria,
+  resultOf,
+  serviceFor,
+  throughputOf,
+  userClient,
+  type Algorithm,
+} from './common';
+
+/** The cliff's service-time factor: the demo's (40 ms -> 200 ms). */
+export const RECOVERY_CLIFF_SCALE = 5;
+
+/**
+ * The end of a latency cliff under overload (adr/0130): the upstream turns 5x slower for 30 s and
+ * then back, while demand stays past its capacity throughout. During the cliff the limiter
+ * re-measures its baseline at the slow latency (adr/0047); after it, that baseline is too high by
+ * the cliff's factor. The demo's recovery phase showed what followed: the baseline, a running
+ * minimum of the smoothed latency, fell only as fast as the limit's growth let latency fall, and
+ * at a demand past the capacity the two met at about 3x the capacity, the queue read as no-load
+ * latency, for good.
+ *
+ * Model: C servers with a FIFO queue beyond them, service lognormal(sigma 0.3, median 20 ms), x5
+ * from 60 s to 90 s. Load: open-loop Poisson at 1.5x the healthy throughput throughout (7.5x the
+ * cliff's), through `execute` with a 2 s deadline and the default queue, library defaults.
+ *
+ * Criteria over the recovered phase (30 s after the cliff's end to 90 s after it), from physics,
+ * the cold start's: the upstream's mean in-flight <= 1.5 C, its p90 for served calls <= 2x its
+ * no-load p90, goodput >= 0.85 of its throughput.
+ */
+export function cliffRecovery(capacity: number, algorithm: Algorithm, seed = 0x5eedc1f0 + capacity): Scenario {
+  const name = `cliff-recovery-c${capacity}-${algorithm}`;
+  const title = `A 5x latency cliff's end under 1.5x overload, capacity ${capacity} (${algorithm})`;
+  const service = serviceFor(capacity);
+  return {
+    name,
+    title,
+    group: 17,
+    seed,
+    async run(runSeed: number): Promise<ScenarioResult> {
+      const phases = phasesOf(['before', 60], ['cliff', 30], ['recovering', 30], ['recovered', 60]);
+      const world = new World({
+        seed: runSeed,
+        phases,
+        sampleEveryMs: 100,
+        upstream: { servers: capacity, service },
+        clients: (tools) => [userClient(tools, 0, { algorithm })],
+      });
+      world.simulator.at(phases[1]!.startMs, () => world.upstream.setServiceScale(RECOVERY_CLIFF_SCALE));
+      world.simulator.at(phases[2]!.startMs, () => world.upstream.setServiceScale(1));
+      new PoissonArrivals(
+        world.simulator,
+        world.loadRandom(0),
+        world.clients,
+        0,
+        [{ atMs: 0, perSecond: 1.5 * throughputOf(capacity, service) }],
+        world.endMs,
+      ).start();
+      await world.run();
+      const summary = world.recorder.summarize();
+      const before = phase(summary, 'before');
+      const recovered = phase(summary, 'recovered');
+      return resultOf(world, { name, title, algorithm }, runSeed, physicsCriteria(recovered, capacity, service, 0.85), {
+        capacity,
+        limitBefore: before.limitMean,
+        limitMean: recovered.limitMean,
+        limitOverCapacity: recovered.limitMean / capacity,
+        upstreamInflightMean: recovered.upstreamInflightMean,
+        goodputShare: recovered.goodputPerSec / throughputOf(capacity, service),
+        shedRate: recovered.shedRate,
+        ...latencyFigures(recovered, service),
+      });
+    },
+  };
+}
