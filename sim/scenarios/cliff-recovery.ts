@@ -25,9 +25,10 @@ export const RECOVERY_CLIFF_SCALE = 5;
  * at a demand past the capacity the two met at about 3x the capacity, the queue read as no-load
  * latency, for good.
  *
- * Model: C servers with a FIFO queue beyond them, service lognormal(sigma 0.3, median 20 ms), x5
- * from 60 s to 90 s. Load: open-loop Poisson at 1.5x the healthy throughput throughout (7.5x the
- * cliff's), through `execute` with a 2 s deadline and the default queue, library defaults.
+ * Model: C servers with a FIFO queue beyond them, service lognormal(sigma 0.3, median max(20 ms,
+ * 2 ms x C): 20 ms at C = 6, 40 ms at C = 20), x5 from 60 s to 90 s. Load: open-loop Poisson at 1.5x
+ * the healthy throughput throughout (7.5x the cliff's), through `execute` with a 2 s deadline and the
+ * default queue, library defaults.
  *
  * Criteria over the recovered phase (30 s after the cliff's end to 90 s after it), from physics,
  * the cold start's: the upstream's mean in-flight <= 1.5 C, its p90 for served calls <= 2x its

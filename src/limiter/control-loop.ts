@@ -22,7 +22,7 @@ const MAX_WINDOW_GROWTH = 2;
 
 /**
  * What ended a slow start: a rise or a reduce signal, an app-limited round (idle, no rise: its no-load pool may join a
- * short baseline window, adr/0109), or a latency jump after it (adr/0047).
+ * short baseline window, adr/0109), or a latency jump or fall after it (adr/0047, adr/0130).
  */
 type SlowStartExit = 'queued' | 'app-limited' | 'jump';
 
@@ -454,16 +454,18 @@ export class LimitControlLoop implements LimitController {
       this.signal.add(valueMs);
       summary.latencyMs = valueMs;
     } else {
-      // A fall to 1 / raiseRatio of the baseline with demand at the limit: see the jump rule below (adr/0130). Below
-      // the limit, growth queues nothing, so the smoothed latency, and the baseline with it, fall to the new level;
-      // under minBaselineMs a ratio is whole-ms clock ticks, as for a jump (adr/0125).
-      const tickMs = tuning.minBaselineMs;
+      // A fall to 1 / raiseRatio of the baseline with demand at the limit, over at least minSamples: see the jump rule
+      // below (adr/0130). Below the limit growth queues nothing, so the smoothed latency, and the baseline with it,
+      // fall to the new level. A window that low traffic closed short may be a heavy tail's lucky draw. Under
+      // minBaselineMs a ratio is whole-ms clock ticks, as for a jump (adr/0125).
+      const { minBaselineMs } = tuning;
       fell =
         clean &&
         latencyDriven &&
         tuning.fallRestart &&
         summary.peakInflight >= this.limit &&
-        tuning.raiseRatio * (statMs > tickMs ? statMs : tickMs) <= baseline.valueMs;
+        summary.samples >= this.config.minSamples &&
+        tuning.raiseRatio * (statMs > minBaselineMs ? statMs : minBaselineMs) <= baseline.valueMs;
       // The baseline falls to any lower smoothed latency (Vegas's BaseRTT, a running minimum of a
       // smoothed series; adr/0097); the first clean window sets one no slow start gave (startupGain 0, fixed).
       // Its mean falls with it, not to this window's: the window before a jump holds both latencies (adr/0101).
@@ -585,10 +587,11 @@ export class LimitControlLoop implements LimitController {
       }
     } else if (latencyDriven && unrefused && ((tuning.jumpRestart && this.jumped(statMs)) || fell)) {
       // A raiseRatio-fold jump at a limit that did not grow: the upstream changed, or demand rose past its capacity
-      // (adr/0047). Or a raiseRatio-fold fall under the baseline: the upstream got faster (a latency cliff ended), and
-      // the baseline would follow it down only as fast as vegas's growth, which the stale baseline reads as no queue,
-      // lets latency fall; past the capacity that growth queues, and the two meet at the old ratio x the capacity
-      // (adr/0130). Either way, drain to the served concurrency at the lower no-load estimate and measure anew.
+      // (adr/0047). Or a raiseRatio-fold fall under the baseline: the upstream got faster (a latency cliff ended). The
+      // baseline, a running minimum of the smoothed latency, would fall only as fast as latency does; the stale
+      // baseline reads the queue as none, vegas grows, and past the capacity that growth queues: after a 5x cliff the
+      // two met at 2-3.5 C for good (adr/0130). Either way, drain to half the concurrency served at no load (the
+      // baseline's mean for a jump, the window's own mean for a fall) and measure anew.
       const drained = this.drainTarget(rate, fell ? meanMs : baseline.meanMs);
       if (drained < next) next = drained;
       reason = fell ? 'drain' : 'baseline-raised';

@@ -48,7 +48,7 @@ const SHIPPED = {
   raiseWindows: 5,
   /** A raiseRatio jump over the previous window, our in-flight not up, re-measures the baseline (adr/0047). */
   jumpRestart: true,
-  /** A clean window raiseRatio under the baseline (the upstream got faster: a cliff's end) drains and re-measures, as a jump (adr/0130). */
+  /** A clean window at 1 / raiseRatio of the baseline, demand at the limit (the upstream got faster), re-measures as a jump does (adr/0130). */
   fallRestart: true,
   /** No round is tested for a rise against a reference of fewer than ROUND_SAMPLES samples (adr/0106). */
   matureReference: true,

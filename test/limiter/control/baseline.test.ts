@@ -652,8 +652,64 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     },
   );
 
-  it('takes no fall from a window with a reduce signal, and none under minBaselineMs x raiseRatio: clock ticks (adr/0130)', () => {
-    const drainsAfter = (baselineMs: number, latencyMs: number, timeouts: number): boolean => {
+  it("reads a fall on the algorithm's statistic and drains by the window's mean: gradient2's p90, vegas's mean (adr/0130)", () => {
+    // Windows of 2 s whose answers alternate between two latencies, `inflight` in flight; returns the time after them.
+    const alternate = (
+      controller: LimitControlLoop,
+      fromMs: number,
+      windows: number,
+      a: number,
+      b: number,
+      inflight: number,
+    ): number => {
+      const count = Math.round((inflight * 2_000) / ((a + b) / 2));
+      for (let w = 0; w < windows; w++) {
+        for (let i = 0; i < count; i++) {
+          observeAt(
+            controller,
+            { verdict: 'ok', latencyMs: i % 2 === 0 ? a : b },
+            fromMs + w * 2_000 + (i * 2_000) / count,
+            inflight,
+          );
+        }
+      }
+      // One more answer an update interval past the end closes the last window (checks run at most every 100 ms).
+      const end = fromMs + windows * 2_000 + 100;
+      observeAt(controller, { verdict: 'ok', latencyMs: a }, end, inflight);
+      return end;
+    };
+    const firstChange = (
+      algorithm: 'vegas' | 'gradient2',
+      a: number,
+      b: number,
+    ): { change: LimitChange | undefined; baselineMs: number | undefined } => {
+      const controller = new LimitControlLoop(resolveControlConfig({ algorithm }));
+      // Settled app-limited on answers of 80 and 120 ms: vegas's baseline is their mean, 100 ms; gradient2's their p90, 120.
+      const settled = alternate(controller, 0, 21, 80, 120, 30);
+      const { baselineMs } = controller.snapshot();
+      // A window of 100 ms answers that closes at a known time, so the next holds only the answers below.
+      const at = feedUntilClose(controller, settled, { inflight: 30 });
+      const changes: LimitChange[] = [];
+      controller.changes.subscribe((change) => changes.push(change));
+      alternate(controller, at + 1, 1, a, b, controller.limit);
+      return { change: changes[0], baselineMs };
+    };
+    expect(firstChange('vegas', 80, 120).baselineMs).toBe(100);
+    expect(firstChange('gradient2', 80, 120).baselineMs).toBe(120);
+    // 30 and 55 ms: a mean of 42.5, a p90 of 55. gradient2 (2 x 55 = 110 <= 120) drains, by the mean: Little's law
+    // gives back the 57 calls in flight over the 2 s of answers, in a window of 2.1 s: 0.5 x 57 x 2 / 2.1 = 27.1
+    // (by the p90 it would be 35).
+    expect(firstChange('gradient2', 30, 55).change).toMatchObject({ from: 57, to: 27, reason: 'drain' });
+    // 40 and 70 ms: a mean of 55, over half of vegas's 100 ms baseline; for gradient2 a p90 of 70, over half of 120.
+    expect(firstChange('vegas', 40, 70).change?.reason).not.toBe('drain');
+    expect(firstChange('gradient2', 40, 70).change?.reason).not.toBe('drain');
+    // 20 and 70 ms: gradient2's p90 (70) is over half of 120, while the mean (45) is under half of 100: no fall for it.
+    expect(firstChange('gradient2', 20, 70).change?.reason).not.toBe('drain');
+    expect(firstChange('vegas', 20, 70).change?.reason).toBe('drain');
+  });
+
+  it('takes no fall from a window with a reduce signal, one under minSamples, or one under minBaselineMs x raiseRatio (adr/0130)', () => {
+    const drainsAfter = (baselineMs: number, latencyMs: number, timeouts: number, count?: number): boolean => {
       const controller = new LimitControlLoop(resolveControlConfig({}));
       const settled = feedWindows(controller, 20, 0, { inflight: 30, latencyMs: baselineMs });
       const at = feedUntilClose(controller, settled, { inflight: 30, latencyMs: baselineMs });
@@ -662,11 +718,20 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
       controller.changes.subscribe((change) => changes.push(change));
       for (let i = 0; i < timeouts; i++)
         observeAt(controller, { verdict: 'timeout', latencyMs: 1_000 }, at + 10 + i, 60);
-      feedWindows(controller, 1, at + 20, { inflight: 60, latencyMs });
+      feedWindows(controller, count === undefined ? 1 : 3, at + 20, {
+        inflight: 60,
+        latencyMs,
+        ...(count === undefined ? {} : { count }),
+      });
       return changes.some((change) => change.reason === 'drain');
     };
     expect(drainsAfter(100, 40, 0)).toBe(true);
     expect(drainsAfter(100, 40, 30)).toBe(false);
+    // Twelve answers every 2 s: the low-traffic rule closes the window at about 4.2 s with 25 answers (25 x 4.2 s >=
+    // minSamples x the 2 s floor), under minSamples (50), where a heavy tail's lucky draw can halve a mean. At 60 every
+    // 2 s the window holds its 50.
+    expect(drainsAfter(100, 40, 0, 12)).toBe(false);
+    expect(drainsAfter(100, 40, 0, 60)).toBe(true);
     // A 12 ms baseline and windows of 3 ms: 2 x max(3, 5) = 10 <= 12, a fall; an 8 ms one: 10 > 8, ticks.
     expect(drainsAfter(12, 3, 0)).toBe(true);
     expect(drainsAfter(8, 3, 0)).toBe(false);
