@@ -732,6 +732,17 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     // 2 s the window holds its 50.
     expect(drainsAfter(100, 40, 0, 12)).toBe(false);
     expect(drainsAfter(100, 40, 0, 60)).toBe(true);
+    // minSamples exactly is enough: 50 answers at 40 ms, then a failure (no sample) past the floor closes the window.
+    const closedWith = (answers: number): boolean => {
+      const controller = new LimitControlLoop(resolveControlConfig({}));
+      const at = feedUntilClose(controller, feedWindows(controller, 20, 0, { inflight: 30 }), { inflight: 30 });
+      const changes: LimitChange[] = [];
+      controller.changes.subscribe((change) => changes.push(change));
+      for (let i = 0; i < answers; i++) observeAt(controller, { verdict: 'ok', latencyMs: 40 }, at + 20 + i * 30, 60);
+      observeAt(controller, { verdict: 'failure', latencyMs: 40 }, at + 2_100, 60);
+      return changes.some((change) => change.reason === 'drain');
+    };
+    expect([closedWith(49), closedWith(50)]).toEqual([false, true]);
     // A 12 ms baseline and windows of 3 ms: 2 x max(3, 5) = 10 <= 12, a fall; an 8 ms one: 10 > 8, ticks.
     expect(drainsAfter(12, 3, 0)).toBe(true);
     expect(drainsAfter(8, 3, 0)).toBe(false);
