@@ -2,7 +2,7 @@ import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
 import {
-  latencyFigures,
+  overloadFigures,
   phase,
   phasesOf,
   physicsCriteria,
@@ -69,12 +69,7 @@ export function cliffRecovery(capacity: number, algorithm: Algorithm, seed = 0x5
       return resultOf(world, { name, title, algorithm }, runSeed, physicsCriteria(recovered, capacity, service, 0.85), {
         capacity,
         limitBefore: before.limitMean,
-        limitMean: recovered.limitMean,
-        limitOverCapacity: recovered.limitMean / capacity,
-        upstreamInflightMean: recovered.upstreamInflightMean,
-        goodputShare: recovered.goodputPerSec / throughputOf(capacity, service),
-        shedRate: recovered.shedRate,
-        ...latencyFigures(recovered, service),
+        ...overloadFigures(recovered, capacity, service),
       });
     },
   };

@@ -2,7 +2,7 @@ import type { Scenario, ScenarioResult } from '../engine/scenario';
 import { PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
 import {
-  latencyFigures,
+  overloadFigures,
   phase,
   phasesOf,
   physicsCriteria,
@@ -59,12 +59,7 @@ export function coldStart(capacity: number, algorithm: Algorithm, seed = 0x5eed0
       const settled = phase(world.recorder.summarize(), 'settled');
       return resultOf(world, { name, title, algorithm }, runSeed, physicsCriteria(settled, capacity, service, 0.85), {
         capacity,
-        limitMean: settled.limitMean,
-        limitOverCapacity: settled.limitMean / capacity,
-        upstreamInflightMean: settled.upstreamInflightMean,
-        goodputShare: settled.goodputPerSec / throughputOf(capacity, service),
-        shedRate: settled.shedRate,
-        ...latencyFigures(settled, service),
+        ...overloadFigures(settled, capacity, service),
       });
     },
   };

@@ -111,6 +111,18 @@ export function physicsCriteria(
   ];
 }
 
+/** An overloaded single client's figures over a phase: where its limit sat against C, and the physics beside it. */
+export function overloadFigures(p: PhaseMetrics, capacity: number, service: Distribution): Record<string, number> {
+  return {
+    limitMean: p.limitMean,
+    limitOverCapacity: p.limitMean / capacity,
+    upstreamInflightMean: p.upstreamInflightMean,
+    goodputShare: p.goodputPerSec / throughputOf(capacity, service),
+    shedRate: p.shedRate,
+    ...latencyFigures(p, service),
+  };
+}
+
 /** Caller latency (queue wait included) beside upstream latency, for a scenario's figures (issue 20). */
 export function latencyFigures(p: PhaseMetrics, service: Distribution): Record<string, number> {
   const noLoadP90 = noLoadQuantile(service, 0.9);
