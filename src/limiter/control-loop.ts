@@ -590,8 +590,8 @@ export class LimitControlLoop implements LimitController {
       // (adr/0047). Or a raiseRatio-fold fall under the baseline: the upstream got faster (a latency cliff ended). The
       // baseline, a running minimum of the smoothed latency, would fall only as fast as latency does; the stale
       // baseline reads the queue as none, vegas grows, and past the capacity that growth queues: after a 5x cliff the
-      // two met at 2-3.5 C for good (adr/0130). Either way, drain to half the concurrency served at no load (the
-      // baseline's mean for a jump, the window's own mean for a fall) and measure anew.
+      // two met at 2-3.5 C for good (adr/0130). Either way, drain to drainGain x the completion rate x a no-load
+      // estimate (the baseline's mean for a jump; for a fall the window's own mean, an upper bound) and measure anew.
       const drained = this.drainTarget(rate, fell ? meanMs : baseline.meanMs);
       if (drained < next) next = drained;
       reason = fell ? 'drain' : 'baseline-raised';
