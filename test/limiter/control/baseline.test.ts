@@ -336,18 +336,21 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(changes[0]).toMatchObject({ from: 60, to: 1, direction: 'shrink', reason: 'baseline-raised' });
   });
 
-  /** Settled at 60 with a 100 ms baseline (30 in flight at 100 ms); limit changes recorded from here. */
-  function settledAt100(): { controller: LimitControlLoop; at: number; changes: LimitChange[] } {
-    const controller = new LimitControlLoop(resolveControlConfig({}));
-    const settled = feedWindows(controller, 20, 0, { inflight: 30 });
-    const at = feedUntilClose(controller, settled, { inflight: 30 });
+  /** Settled with 30 in flight at `latencyMs` (vegas: a limit of 60, that baseline); limit changes recorded from here. */
+  function settledAt(
+    latencyMs = 100,
+    algorithm: 'vegas' | 'gradient2' = 'vegas',
+  ): { controller: LimitControlLoop; at: number; changes: LimitChange[] } {
+    const controller = new LimitControlLoop(resolveControlConfig({ algorithm }));
+    const settled = feedWindows(controller, 20, 0, { inflight: 30, latencyMs });
+    const at = feedUntilClose(controller, settled, { inflight: 30, latencyMs });
     const changes: LimitChange[] = [];
     controller.changes.subscribe((change) => changes.push(change));
     return { controller, at, changes };
   }
 
   it('does not re-aim a drain whose settling runs out under raiseRatio x the no-load level (adr/0091)', () => {
-    const { controller, at, changes } = settledAt100();
+    const { controller, at, changes } = settledAt();
     // A 2.5x jump drains; then the upstream answers in 150 ms, 1.5x: slower, but not raiseRatio x.
     const drainedAt = feedWindows(controller, 1, at + 1, { inflight: 30, latencyMs: 250 });
     feedWindows(controller, 8, drainedAt + 1, { inflight: 30, latencyMs: 150 });
@@ -362,7 +365,7 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
   });
 
   it('after an idle gap, measures the baseline only downwards (offer): 1.3x the old latency keeps it (adr/0031)', () => {
-    const { controller, at } = settledAt100();
+    const { controller, at } = settledAt();
     // 70 s without calls (idle after 60 s), then the same demand at 130 ms: under raiseRatio, so
     // the stale-baseline rules do not apply, and the idle restart's baseline window only offers.
     feedWindows(controller, 30, at + 70_000, { inflight: 30, latencyMs: 130 });
@@ -373,7 +376,7 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     'does not let a window with a %s lower the baseline, however low its latency',
     (verdict) => {
       const lowered = (reduce: boolean): number | undefined => {
-        const { controller, at } = settledAt100();
+        const { controller, at } = settledAt();
         // Four windows at 60 ms; with `reduce`, every tenth answer is followed by a reduce signal.
         for (let w = 0; w < 4; w++) {
           for (let i = 1; i <= 300; i++) {
@@ -638,13 +641,9 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
   ] as const)(
     're-measures on a window at %d ms with %d in flight (baseline 100 ms; %s): %s (adr/0130)',
     (latencyMs, inflight, algorithm, drains) => {
-      const controller = new LimitControlLoop(resolveControlConfig({ algorithm }));
-      const settled = feedWindows(controller, 20, 0, { inflight: 30 });
-      const at = feedUntilClose(controller, settled, { inflight: 30 });
+      const { controller, at, changes } = settledAt(100, algorithm);
       const { limit, baselineMs } = controller.snapshot();
       expect([limit, baselineMs]).toEqual([algorithm === 'vegas' ? 60 : 56, 100]);
-      const changes: LimitChange[] = [];
-      controller.changes.subscribe((change) => changes.push(change));
       feedWindows(controller, 1, at + 1, { inflight, latencyMs });
       // The drain: half the concurrency served at the window's own mean (Little's law), 60 / 50 ms x 50 ms x 0.5 = 30.
       if (drains) expect(changes[0]).toMatchObject({ from: limit, to: 30, reason: 'drain' });
@@ -710,12 +709,8 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
 
   it('takes no fall from a window with a reduce signal, one under minSamples, or one under minBaselineMs x raiseRatio (adr/0130)', () => {
     const drainsAfter = (baselineMs: number, latencyMs: number, timeouts: number, count?: number): boolean => {
-      const controller = new LimitControlLoop(resolveControlConfig({}));
-      const settled = feedWindows(controller, 20, 0, { inflight: 30, latencyMs: baselineMs });
-      const at = feedUntilClose(controller, settled, { inflight: 30, latencyMs: baselineMs });
+      const { controller, at, changes } = settledAt(baselineMs);
       expect(controller.snapshot().baselineMs).toBe(baselineMs);
-      const changes: LimitChange[] = [];
-      controller.changes.subscribe((change) => changes.push(change));
       for (let i = 0; i < timeouts; i++)
         observeAt(controller, { verdict: 'timeout', latencyMs: 1_000 }, at + 10 + i, 60);
       feedWindows(controller, count === undefined ? 1 : 3, at + 20, {
@@ -734,10 +729,7 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(drainsAfter(100, 40, 0, 60)).toBe(true);
     // minSamples exactly is enough: 50 answers at 40 ms, then a failure (no sample) past the floor closes the window.
     const closedWith = (answers: number): boolean => {
-      const controller = new LimitControlLoop(resolveControlConfig({}));
-      const at = feedUntilClose(controller, feedWindows(controller, 20, 0, { inflight: 30 }), { inflight: 30 });
-      const changes: LimitChange[] = [];
-      controller.changes.subscribe((change) => changes.push(change));
+      const { controller, at, changes } = settledAt();
       for (let i = 0; i < answers; i++) observeAt(controller, { verdict: 'ok', latencyMs: 40 }, at + 20 + i * 30, 60);
       observeAt(controller, { verdict: 'failure', latencyMs: 40 }, at + 2_100, 60);
       return changes.some((change) => change.reason === 'drain');
