@@ -101,13 +101,12 @@ export const VARIANTS: readonly Variant[] = [
   off('no jump restart', 'jumpRestart false: a 2x latency jump at a steady limit is steered, not re-measured', {
     jumpRestart: false,
   }),
-  off(
-    'no fall restart',
-    'fallRestart false: a window at half the baseline lowers it only through the smoothed latency',
-    {
-      fallRestart: false,
-    },
-  ),
+  off('no fall restart', 'fallRestart false: a window under the baseline lowers it only through the smoothed latency', {
+    fallRestart: false,
+  }),
+  off('halving fall', "fallBand false: vegas's fall re-measures at half the baseline (adr/0130), not by its band", {
+    fallBand: false,
+  }),
   off('no mature reference', 'matureReference false: a rise is tested against a reference of any size', {
     matureReference: false,
   }),

@@ -164,6 +164,7 @@ export class LimitControlLoop implements LimitController {
   private readonly alpha: BandFunction | undefined;
   /** vegas's beta, for the return after a jump's re-measure (adr/0128); undefined for the others or jumpReturn off. */
   private readonly returnBeta: BandFunction | undefined;
+  private readonly fallAlpha: BandFunction | undefined;
   /** What the current slow start's baseline window does with the baseline: 'set' it, or 'offer' (only lowers). */
   private pendingBaseline: 'set' | 'offer' = 'set';
   /** The concurrency an overload window showed the upstream serves; growth holds there until `overloadUntil`. */
@@ -194,6 +195,7 @@ export class LimitControlLoop implements LimitController {
     this.algorithm = createAlgorithm(config, tuning, band);
     this.alpha = config.algorithm === 'vegas' && tuning.remeasureForLimit ? band.alpha : undefined;
     this.returnBeta = config.algorithm === 'vegas' && tuning.jumpReturn ? band.beta : undefined;
+    this.fallAlpha = config.algorithm === 'vegas' && tuning.fallBand ? band.alpha : undefined;
     this.window = new SamplingWindow({ ...config, ...tuning });
     this.baseline = new Baseline(tuning);
     this.startSlowStart('set');
@@ -454,10 +456,10 @@ export class LimitControlLoop implements LimitController {
       this.signal.add(valueMs);
       summary.latencyMs = valueMs;
     } else {
-      // A fall to 1 / raiseRatio of the baseline with demand at the limit, over at least minSamples: see the jump rule
-      // below (adr/0130). Below the limit growth queues nothing, so the smoothed latency, and the baseline with it,
-      // fall to the new level. A window that low traffic closed short may be a heavy tail's lucky draw. Under
-      // minBaselineMs a ratio is whole-ms clock ticks, as for a jump (adr/0125).
+      // A fall under the baseline (fellBy) with demand at the limit, over at least minSamples: see the jump rule below
+      // (adr/0130). Below the limit growth queues nothing, so the smoothed latency, and the baseline with it, fall to
+      // the new level. A window that low traffic closed short may be a heavy tail's lucky draw. Under minBaselineMs a
+      // ratio is whole-ms clock ticks, as for a jump (adr/0125).
       const { minBaselineMs } = tuning;
       fell =
         clean &&
@@ -465,7 +467,7 @@ export class LimitControlLoop implements LimitController {
         tuning.fallRestart &&
         summary.peakInflight >= this.limit &&
         summary.samples >= this.config.minSamples &&
-        tuning.raiseRatio * (statMs > minBaselineMs ? statMs : minBaselineMs) <= baseline.valueMs;
+        this.fellBy(statMs > minBaselineMs ? statMs : minBaselineMs, estimate, summary.samples);
       // The baseline falls to any lower smoothed latency (Vegas's BaseRTT, a running minimum of a
       // smoothed series; adr/0097); the first clean window sets one no slow start gave (startupGain 0, fixed).
       // Its mean falls with it, not to this window's: the window before a jump holds both latencies (adr/0101).
@@ -587,7 +589,7 @@ export class LimitControlLoop implements LimitController {
       }
     } else if (latencyDriven && unrefused && ((tuning.jumpRestart && this.jumped(statMs)) || fell)) {
       // A raiseRatio-fold jump at a limit that did not grow: the upstream changed, or demand rose past its capacity
-      // (adr/0047). Or a raiseRatio-fold fall under the baseline: the upstream got faster (a latency cliff ended). The
+      // (adr/0047). Or a fall under the baseline (fellBy): the upstream got faster (a latency cliff ended). The
       // baseline, a running minimum of the smoothed latency, would fall only as fast as latency does; the stale
       // baseline reads the queue as none, vegas grows, and past the capacity that growth queues: after a 5x cliff the
       // two met at 2-3.5 C for good (adr/0130). Either way, drain to drainGain x the completion rate x a no-load
@@ -707,6 +709,20 @@ export class LimitControlLoop implements LimitController {
     const count = this.cohortCount;
     const pooled = this.noLoadCount;
     return this.above(this.cohortSum / count, count, this.noLoadSum / pooled, pooled);
+  }
+
+  // A baseline a share e high hides L e calls of queue, and vegas grows that far past its band: the fall re-measures
+  // once they reach alpha(L), less startupNoiseZ relative standard errors of the window's mean (a drain is decided at
+  // the slow start exit's confidence; samplesFor sizes a re-measure so the baseline's own error stays under
+  // alpha(L) / L; adr/0131). gradient2, with no band, fallBand off, and a user band with no positive alpha (any
+  // window at the baseline would be a fall): a fall to 1 / raiseRatio (adr/0130).
+  private fellBy(statMs: number, limit: number, samples: number): boolean {
+    const baselineMs = this.baseline.valueMs;
+    const band = this.fallAlpha;
+    const alpha = band === undefined ? Number.NaN : band(limit);
+    if (!(alpha > 0 && alpha < Infinity)) return this.tuning.raiseRatio * statMs <= baselineMs;
+    const noise = (this.tuning.startupNoiseZ * this.window.latencyCv()) / Math.sqrt(samples);
+    return limit * (1 - statMs / baselineMs - noise) >= alpha;
   }
 
   /** Whether a mean of `n` samples is above a reference mean of `refN` past the noise bound (arithmetic means, Little's). */

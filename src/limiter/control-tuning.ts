@@ -48,8 +48,10 @@ const SHIPPED = {
   raiseWindows: 5,
   /** A raiseRatio jump over the previous window, our in-flight not up, re-measures the baseline (adr/0047). */
   jumpRestart: true,
-  /** A clean window at 1 / raiseRatio of the baseline, demand at the limit (the upstream got faster), re-measures as a jump does (adr/0130). */
+  /** A clean window under the baseline (the upstream got faster; see fallBand), demand at the limit, re-measures as a jump does (adr/0130). */
   fallRestart: true,
+  /** vegas: the fall that re-measures is a stale share worth alpha(L) calls of queue past the noise, not 1 / raiseRatio (adr/0131). */
+  fallBand: true,
   /** No round is tested for a rise against a reference of fewer than ROUND_SAMPLES samples (adr/0106). */
   matureReference: true,
   /** A rise is confirmed only if the suspect round's cohort, counted through the next round, also rose over the pooled cohorts (adr/0110). */

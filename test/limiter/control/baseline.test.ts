@@ -602,17 +602,17 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(controller.snapshot().baselineMs).toBeLessThan(105);
   });
 
-  it("re-measures when a window falls to 1 / raiseRatio of the baseline: a latency cliff's end under overload (adr/0130)", () => {
+  it("re-measures when a window falls under the baseline: a latency cliff's end under overload, 5x and 2x (adr/0130, adr/0131)", () => {
     // 64 callers on 16 servers at 100 ms (processor sharing past 16), five times slower from 30 s to 60 s: the cliff's
     // jump re-measures the baseline at 500 ms. Returns the changes after the cliff's end and the loop at 120 s.
-    const afterCliff = (fallRestart: boolean) => {
-      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, fallRestart });
+    const afterCliff = (fallRestart: boolean, factor = 5, fallBand = true) => {
+      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, fallRestart, fallBand });
       const { changes } = runScripted({
         controller,
         durationMs: 120_000,
         clients: 64,
         call: ({ now, inflight }) => ({
-          latencyMs: 100 * (now >= 30_000 && now < 60_000 ? 5 : 1) * Math.max(1, inflight / 16),
+          latencyMs: 100 * (now >= 30_000 && now < 60_000 ? factor : 1) * Math.max(1, inflight / 16),
         }),
       });
       return { after: changes.filter((change) => change.at > 60_000), end: controller.snapshot() };
@@ -630,24 +630,61 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(without.after.slice(0, 5).every((change) => change.reason === 'no-queue')).toBe(true);
     expect(without.end.baselineMs).toBeGreaterThan(200);
     expect(without.end.limit).toBeGreaterThan(32);
+    // A 2x cliff: no window after its end reads half the 200 ms baseline (the first straddles it, and by the next vegas's
+    // growth has queued), but the fall is worth more than alpha(L) calls of queue (adr/0131).
+    const twice = afterCliff(true, 2);
+    expect(twice.after[1]).toMatchObject({ from: 19, to: 9, reason: 'drain' });
+    expect(twice.end.baselineMs).toBe(100);
+    expect(twice.end.limit).toBeLessThanOrEqual(20);
+    const halvingOnly = afterCliff(true, 2, false);
+    expect(halvingOnly.after.some((change) => change.reason === 'drain')).toBe(false);
+    expect(halvingOnly.end.baselineMs).toBeGreaterThan(150);
+    expect(halvingOnly.end.limit).toBeGreaterThan(24);
   });
 
   it.each([
-    // [window latency, in flight, algorithm, whether it drains]
-    [50, 60, 'vegas', true], // 2 x 50 ms = the baseline: at raiseRatio exactly
-    [51, 60, 'vegas', false], // just over 1 / raiseRatio of it: the smoothed latency lowers the baseline instead
-    [50, 59, 'vegas', false], // demand under the limit: growth queues nothing, nothing to re-measure
-    [40, 60, 'gradient2', true],
+    // [window latency, in flight, algorithm, the drain's target or null for none]
+    // vegas at L = 60 (alpha 2.49 calls): a baseline a share e high misses 60 e calls of queue, so 95 ms (e = 0.05,
+    // 3 calls) drains and 96 ms (2.4 calls) does not (adr/0131).
+    [95, 60, 'vegas', 28],
+    [96, 60, 'vegas', null],
+    [50, 59, 'vegas', null], // demand under the limit: growth queues nothing, nothing to re-measure
+    [50, 56, 'gradient2', 28], // 2 x 50 ms = the baseline: gradient2 has no band, raiseRatio exactly
+    [51, 56, 'gradient2', null], // just over 1 / raiseRatio of it: the smoothed latency lowers the baseline instead
   ] as const)(
-    're-measures on a window at %d ms with %d in flight (baseline 100 ms; %s): %s (adr/0130)',
-    (latencyMs, inflight, algorithm, drains) => {
+    're-measures on a window at %d ms with %d in flight (baseline 100 ms; %s): drains to %s (adr/0130, adr/0131)',
+    (latencyMs, inflight, algorithm, to) => {
       const { controller, at, changes } = settledAt(100, algorithm);
-      const { limit, baselineMs } = controller.snapshot();
+      const { limit, baselineMs, windows } = controller.snapshot();
       expect([limit, baselineMs]).toEqual([algorithm === 'vegas' ? 60 : 56, 100]);
-      feedWindows(controller, 1, at + 1, { inflight, latencyMs });
-      // The drain: half the concurrency served at the window's own mean (Little's law), 60 / 50 ms x 50 ms x 0.5 = 30.
-      if (drains) expect(changes[0]).toMatchObject({ from: limit, to: 30, reason: 'drain' });
+      const end = feedWindows(controller, 1, at + 1, { inflight, latencyMs });
+      // An answer an update interval past the end closes the window for sure (checks run at most every 100 ms).
+      observeAt(controller, { verdict: 'ok', latencyMs }, end + 100, inflight);
+      expect(controller.snapshot().windows).toBeGreaterThan(windows);
+      // The drain: half the concurrency served at the window's own mean (Little's law), over the window it closed.
+      if (to !== null) expect(changes[0]).toMatchObject({ from: limit, to, reason: 'drain' });
       else expect(changes.filter((change) => change.reason === 'drain')).toEqual([]);
+    },
+  );
+
+  it.each([
+    ['0', () => 0],
+    ['negative', () => -1],
+    ['infinite', () => Infinity],
+  ])(
+    'takes a user band whose alpha is %s back to the halving: a window at the baseline is no fall (adr/0131)',
+    (_, alpha) => {
+      const controller = new LimitControlLoop(resolveControlConfig({ alpha, beta: () => 3 }));
+      const changes: LimitChange[] = [];
+      controller.changes.subscribe((change) => changes.push(change));
+      // Pinned at the limit, at the baseline: with alpha 0 the band's test would read every window as a fall.
+      const at = feedWindows(controller, 30, 0, { latencyMs: 100 });
+      expect(controller.snapshot().baselineMs).toBe(100);
+      expect(changes.filter((change) => change.reason === 'drain' && change.at > 20_000)).toEqual([]);
+      // Under half the baseline, demand at the limit, still is one.
+      const { limit } = controller.snapshot();
+      feedWindows(controller, 2, at + 1, { inflight: limit, latencyMs: 40 });
+      expect(changes.some((change) => change.reason === 'drain' && change.at > at)).toBe(true);
     },
   );
 
@@ -699,18 +736,26 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     // gives back the 57 calls in flight over the 2 s of answers, in a window of 2.1 s: 0.5 x 57 x 2 / 2.1 = 27.1
     // (by the p90 it would be 35).
     expect(firstChange('gradient2', 30, 55).change).toMatchObject({ from: 57, to: 27, reason: 'drain' });
-    // 40 and 70 ms: a mean of 55, over half of vegas's 100 ms baseline; for gradient2 a p90 of 70, over half of 120.
-    expect(firstChange('vegas', 40, 70).change?.reason).not.toBe('drain');
+    // 40 and 70 ms: for gradient2 a p90 of 70, over half of 120.
     expect(firstChange('gradient2', 40, 70).change?.reason).not.toBe('drain');
+    // 60 and 120 ms: a mean of 90, under vegas's band threshold at L = 60 (95.8 ms without noise, about 94 ms at this
+    // window's cv; adr/0131), a p90 over the baseline.
+    expect(firstChange('vegas', 60, 120).change?.reason).toBe('drain');
     // 20 and 70 ms: gradient2's p90 (70) is over half of 120, while the mean (45) is under half of 100: no fall for it.
     expect(firstChange('gradient2', 20, 70).change?.reason).not.toBe('drain');
     expect(firstChange('vegas', 20, 70).change?.reason).toBe('drain');
   });
 
-  it('takes no fall from a window with a reduce signal, one under minSamples, or one under minBaselineMs x raiseRatio (adr/0130)', () => {
-    const drainsAfter = (baselineMs: number, latencyMs: number, timeouts: number, count?: number): boolean => {
-      const { controller, at, changes } = settledAt(baselineMs);
-      expect(controller.snapshot().baselineMs).toBe(baselineMs);
+  it('takes no fall from a window with a reduce signal, one under minSamples, one within the noise, or one under minBaselineMs (adr/0130, adr/0131)', () => {
+    const drainsAfter = (
+      baselineMs: number,
+      latencyMs: number,
+      timeouts: number,
+      count?: number,
+      algorithm: 'vegas' | 'gradient2' = 'vegas',
+    ): boolean => {
+      const { controller, at, changes } = settledAt(baselineMs, algorithm);
+      expect(controller.snapshot().baselineMs).toBeCloseTo(baselineMs, 6);
       for (let i = 0; i < timeouts; i++)
         observeAt(controller, { verdict: 'timeout', latencyMs: 1_000 }, at + 10 + i, 60);
       feedWindows(controller, count === undefined ? 1 : 3, at + 20, {
@@ -735,8 +780,23 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
       return changes.some((change) => change.reason === 'drain');
     };
     expect([closedWith(49), closedWith(50)]).toEqual([false, true]);
-    // A 12 ms baseline and windows of 3 ms: 2 x max(3, 5) = 10 <= 12, a fall; an 8 ms one: 10 > 8, ticks.
-    expect(drainsAfter(12, 3, 0)).toBe(true);
-    expect(drainsAfter(8, 3, 0)).toBe(false);
+    // Windows of 3 ms read as 5 (minBaselineMs): vegas at L = 60 needs 60 x (1 - 5 / B) >= alpha(60) = 2.49, so a
+    // baseline B of 5.3 ms drains and 5.2 ms does not; gradient2 needs 2 x 5 <= B: 10 ms drains, 9.9 does not.
+    expect([drainsAfter(5.3, 3, 0), drainsAfter(5.2, 3, 0)]).toEqual([true, false]);
+    expect([drainsAfter(10, 3, 0, undefined, 'gradient2'), drainsAfter(9.9, 3, 0, undefined, 'gradient2')]).toEqual([
+      true,
+      false,
+    ]);
+    // The noise margin, startupNoiseZ (2) standard errors of the window's mean: 50 answers of a 90 ms mean (a fall of
+    // 10 %, 0.042 of it alpha(60) / 60) alternating 80 and 100 ms (cv 0.11: 2 x 0.016 of error) drain; alternating 65
+    // and 115 ms (cv 0.28: 2 x 0.040) or 10 and 170 ms (cv 0.90) do not.
+    const spreadWindow = (a: number, b: number): boolean => {
+      const { controller, at, changes } = settledAt();
+      for (let i = 0; i < 50; i++)
+        observeAt(controller, { verdict: 'ok', latencyMs: i % 2 === 0 ? a : b }, at + 20 + i * 30, 60);
+      observeAt(controller, { verdict: 'failure', latencyMs: 90 }, at + 2_100, 60);
+      return changes.some((change) => change.reason === 'drain');
+    };
+    expect([spreadWindow(80, 100), spreadWindow(65, 115), spreadWindow(10, 170)]).toEqual([true, false, false]);
   });
 });
