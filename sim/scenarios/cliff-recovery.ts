@@ -30,13 +30,23 @@ export const RECOVERY_CLIFF_SCALE = 5;
  * the healthy throughput throughout (7.5x the cliff's), through `execute` with a 2 s deadline and the
  * default queue, library defaults.
  *
+ * The -x2 variant (adr/0131) ends a 2x cliff: no window after it reads half the stale baseline, so only
+ * a fall measured against vegas's band finds it (with the halving alone the upstream held 1.7-1.8 C
+ * in flight at C = 20, 1.8-2.3 C at C = 6).
+ *
  * Criteria over the recovered phase (30 s after the cliff's end to 90 s after it), from physics,
  * the cold start's: the upstream's mean in-flight <= 1.5 C, its p90 for served calls <= 2x its
  * no-load p90, goodput >= 0.85 of its throughput.
  */
-export function cliffRecovery(capacity: number, algorithm: Algorithm, seed = 0x5eedc1f0 + capacity): Scenario {
-  const name = `cliff-recovery-c${capacity}-${algorithm}`;
-  const title = `A 5x latency cliff's end under 1.5x overload, capacity ${capacity} (${algorithm})`;
+export function cliffRecovery(
+  capacity: number,
+  algorithm: Algorithm,
+  seed = 0x5eedc1f0 + capacity,
+  scale = RECOVERY_CLIFF_SCALE,
+): Scenario {
+  const factor = scale === RECOVERY_CLIFF_SCALE ? '' : `-x${scale}`;
+  const name = `cliff-recovery${factor}-c${capacity}-${algorithm}`;
+  const title = `A ${scale}x latency cliff's end under 1.5x overload, capacity ${capacity} (${algorithm})`;
   const service = serviceFor(capacity);
   return {
     name,
@@ -52,7 +62,7 @@ export function cliffRecovery(capacity: number, algorithm: Algorithm, seed = 0x5
         upstream: { servers: capacity, service },
         clients: (tools) => [userClient(tools, 0, { algorithm })],
       });
-      world.simulator.at(phases[1]!.startMs, () => world.upstream.setServiceScale(RECOVERY_CLIFF_SCALE));
+      world.simulator.at(phases[1]!.startMs, () => world.upstream.setServiceScale(scale));
       world.simulator.at(phases[2]!.startMs, () => world.upstream.setServiceScale(1));
       new PoissonArrivals(
         world.simulator,

@@ -62,6 +62,8 @@ export function acceptanceScenarios(): Scenario[] {
     convergence(50, 'vegas', 'sync'),
     latencyCliff('vegas', 'sync'),
     baselineShift('vegas', 'execute', 1.3),
+    // A 2x cliff's end: a fall under half the baseline, found by vegas's band (adr/0131).
+    ...CLIFF_RECOVERY_CAPACITIES.map((c) => cliffRecovery(c, 'vegas', 0x5eed2c00 + c, 2)),
     // Near the offset where a descent stops just short of 0.6 of its start: a known library problem (adr/0115, adr/0120).
     baselineShift('vegas', 'execute', 1.15, 0x5eed0028),
     // An LLM API's concurrency cap: calls of a second, a 503 at once (adr/0126).
