@@ -53,7 +53,7 @@ function physics(algorithm: Algorithm): Scenario[] {
  * The acceptance suite. Every scenario runs through `execute` with the default queue (the user's
  * path); the `-sync` and `-noqueue` variants beside some of them drive the low-level
  * `tryAcquire`/`settle` pair or turn the queue off. vegas (the default) is gated on all of them;
- * gradient2 on the cells its design allows (sim/matrix.test.ts says which and why); aimd is
+ * gradient2 on the cells its design allows (isGated in sim/sweep-seeds.ts says which and why); aimd is
  * reported.
  */
 export function acceptanceScenarios(): Scenario[] {
