@@ -164,6 +164,7 @@ export class LimitControlLoop implements LimitController {
   private readonly alpha: BandFunction | undefined;
   /** vegas's beta, for the return after a jump's re-measure (adr/0128); undefined for the others or jumpReturn off. */
   private readonly returnBeta: BandFunction | undefined;
+  /** vegas's alpha, for the fall's band test (adr/0131); undefined for the others or fallBand off. */
   private readonly fallAlpha: BandFunction | undefined;
   /** What the current slow start's baseline window does with the baseline: 'set' it, or 'offer' (only lowers). */
   private pendingBaseline: 'set' | 'offer' = 'set';
