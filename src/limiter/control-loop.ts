@@ -160,12 +160,10 @@ export class LimitControlLoop implements LimitController {
   private baselineMeasured = false;
   /** The samples the current baseline window needs (see `samplesFor`): set when the slow start or a jump drains. */
   private baselineWindowSamples = 0;
-  /** vegas's alpha, which sizes a re-measure; undefined for the other algorithms or with remeasureForLimit off. */
+  /** vegas's alpha: sizes a re-measure (remeasureForLimit) and the fall's band test (fallBand, adr/0131); undefined for the others. */
   private readonly alpha: BandFunction | undefined;
   /** vegas's beta, for the return after a jump's re-measure (adr/0128); undefined for the others or jumpReturn off. */
   private readonly returnBeta: BandFunction | undefined;
-  /** vegas's alpha, for the fall's band test (adr/0131); undefined for the others or fallBand off. */
-  private readonly fallAlpha: BandFunction | undefined;
   /** What the current slow start's baseline window does with the baseline: 'set' it, or 'offer' (only lowers). */
   private pendingBaseline: 'set' | 'offer' = 'set';
   /** The concurrency an overload window showed the upstream serves; growth holds there until `overloadUntil`. */
@@ -194,9 +192,8 @@ export class LimitControlLoop implements LimitController {
     this.limit = config.initialLimit;
     const band = bandFor(config, tuning);
     this.algorithm = createAlgorithm(config, tuning, band);
-    this.alpha = config.algorithm === 'vegas' && tuning.remeasureForLimit ? band.alpha : undefined;
+    this.alpha = config.algorithm === 'vegas' ? band.alpha : undefined;
     this.returnBeta = config.algorithm === 'vegas' && tuning.jumpReturn ? band.beta : undefined;
-    this.fallAlpha = config.algorithm === 'vegas' && tuning.fallBand ? band.alpha : undefined;
     this.window = new SamplingWindow({ ...config, ...tuning });
     this.baseline = new Baseline(tuning);
     this.startSlowStart('set');
@@ -719,7 +716,7 @@ export class LimitControlLoop implements LimitController {
   // window at the baseline would be a fall): a fall to 1 / raiseRatio (adr/0130).
   private fellBy(statMs: number, limit: number, samples: number): boolean {
     const baselineMs = this.baseline.valueMs;
-    const band = this.fallAlpha;
+    const band = this.tuning.fallBand ? this.alpha : undefined;
     const alpha = band === undefined ? Number.NaN : band(limit);
     if (!(alpha > 0 && alpha < Infinity)) return this.tuning.raiseRatio * statMs <= baselineMs;
     const noise = (this.tuning.startupNoiseZ * this.window.latencyCv()) / Math.sqrt(samples);
@@ -752,7 +749,7 @@ export class LimitControlLoop implements LimitController {
   private samplesFor(concurrency: number): number {
     const { baselineSamples, firstBaselineSamples, startupNoiseZ } = this.tuning;
     if (!this.baselineMeasured) return firstBaselineSamples;
-    if (this.alpha === undefined) return baselineSamples;
+    if (this.alpha === undefined || !this.tuning.remeasureForLimit) return baselineSamples;
     const n = ((startupNoiseZ * this.spread() * concurrency) / this.alpha(concurrency)) ** 2;
     const capped = n < firstBaselineSamples ? Math.ceil(n) : firstBaselineSamples;
     return capped > baselineSamples ? capped : baselineSamples;
