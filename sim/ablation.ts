@@ -135,7 +135,7 @@ export const VARIANTS: readonly Variant[] = [
   off('no refusal step-down', 'refusalStepDown false: a refusal past every answer acts at its window', {
     refusalStepDown: false,
   }),
-  off('no return after a jump', "jumpReturn false: after a jump's re-measure vegas grows from the drain", {
+  off('no return after a jump', "jumpReturn false: after a jump's re-measure vegas and gradient2 grow from the drain", {
     jumpReturn: false,
   }),
   off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),

@@ -47,7 +47,11 @@ describe('which cells gate CI (isGated)', () => {
     const names = acceptanceScenarios().map((s) => s.name);
     const gatedGradient2 = names.filter((name) => name.endsWith('-gradient2') && isGated(name));
     // Each gated gradient2 cell is a scenario of the suite (a misspelt name would gate nothing).
-    expect(gatedGradient2).toEqual(['cold-start-c100-gradient2', 'explicit-overload-k4-gradient2']);
+    expect(gatedGradient2).toEqual([
+      'latency-cliff-gradient2',
+      'cold-start-c100-gradient2',
+      'explicit-overload-k4-gradient2',
+    ]);
     expect(names.filter((name) => name.endsWith('-aimd') && isGated(name))).toEqual([]);
     expect(isGated('convergence-c10-vegas')).toBe(true);
     expect(isGated('convergence-c10-gradient2')).toBe(false);

@@ -37,6 +37,17 @@ function bandFor(config: ControlConfig, tuning: ControlTuning): Band {
   return { alpha: alpha === defaultAlpha ? tuned.alpha : alpha, beta: beta === defaultBeta ? tuned.beta : beta };
 }
 
+const NO_HEADROOM: BandFunction = () => 0;
+
+// What a return after a jump's re-measure leaves under the served concurrency (undefined: no return): vegas's beta, so
+// it grows into its band from below (adr/0128); nothing for gradient2, whose 1.5x tolerance is its own headroom and
+// whose sqrt(L) growth climbs back from a drain a fraction of a call a window (adr/0133).
+function returnHeadroom(config: ControlConfig, tuning: ControlTuning, band: Band): BandFunction | undefined {
+  if (!tuning.jumpReturn) return undefined;
+  if (config.algorithm === 'vegas') return band.beta;
+  return config.algorithm === 'gradient2' ? NO_HEADROOM : undefined;
+}
+
 function createAlgorithm(config: ControlConfig, tuning: ControlTuning, band: Band): LimitAlgorithm {
   switch (config.algorithm) {
     case 'vegas':
@@ -162,8 +173,8 @@ export class LimitControlLoop implements LimitController {
   private baselineWindowSamples = 0;
   /** vegas's alpha: sizes a re-measure (remeasureForLimit) and the fall's band test (fallBand, adr/0131); undefined for the others. */
   private readonly alpha: BandFunction | undefined;
-  /** vegas's beta, for the return after a jump's re-measure (adr/0128); undefined for the others or jumpReturn off. */
-  private readonly returnBeta: BandFunction | undefined;
+  /** What the return after a jump's re-measure leaves under the served concurrency (see `returnHeadroom`). */
+  private readonly returnHeadroom: BandFunction | undefined;
   /** What the current slow start's baseline window does with the baseline: 'set' it, or 'offer' (only lowers). */
   private pendingBaseline: 'set' | 'offer' = 'set';
   /** The concurrency an overload window showed the upstream serves; growth holds there until `overloadUntil`. */
@@ -193,7 +204,7 @@ export class LimitControlLoop implements LimitController {
     const band = bandFor(config, tuning);
     this.algorithm = createAlgorithm(config, tuning, band);
     this.alpha = config.algorithm === 'vegas' ? band.alpha : undefined;
-    this.returnBeta = config.algorithm === 'vegas' && tuning.jumpReturn ? band.beta : undefined;
+    this.returnHeadroom = returnHeadroom(config, tuning, band);
     this.window = new SamplingWindow({ ...config, ...tuning });
     this.baseline = new Baseline(tuning);
     this.startSlowStart('set');
@@ -439,11 +450,12 @@ export class LimitControlLoop implements LimitController {
       if (measured) {
         const servedBack = this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
         if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) drainBack = servedBack;
-        else if (this.exit === 'jump' && this.returnBeta !== undefined) {
+        else if (this.exit === 'jump' && this.returnHeadroom !== undefined) {
           // Not raiseRatio slower: the jump window served what the upstream takes now, or more where the change fell
-          // inside it. Back to beta under that, so vegas grows into its band from below (re-reading the no-load latency
-          // on the way, adr/0101), not from the drain a window of beta at a time (adr/0128).
-          drainBack = servedBack - this.returnBeta(servedBack);
+          // inside it. Back to that less vegas's beta, so it grows into its band from below (re-reading the no-load
+          // latency on the way, adr/0101), not from the drain a window of beta at a time (adr/0128); gradient2 to all
+          // of it (adr/0133).
+          drainBack = servedBack - this.returnHeadroom(servedBack);
         }
         this.baselineMeasured = true;
         this.exitRate = 0;
@@ -577,9 +589,9 @@ export class LimitControlLoop implements LimitController {
       if (!pressured) {
         next = estimate;
         reason = 'warming-up';
-        // Back to `drainBack` (a slower upstream: the drain went too deep; a jump's: adr/0128), at most the exit's limit.
-        // Otherwise (a slow start's exit, or jumpReturn off) Vegas grows from the drained limit (jumping back at once would
-        // load an upstream others still measure).
+        // Back to `drainBack` (a slower upstream: the drain went too deep; a jump's: adr/0128, 0133), at most the exit's
+        // limit. Otherwise (a slow start's exit, or jumpReturn off) the algorithm grows from the drained limit (jumping
+        // back at once would load an upstream others still measure; gradient2 would sit over 1.5 C: adr/0133).
         if (drainBack > estimate) {
           next = drainBack < this.exitLimit ? drainBack : this.exitLimit;
           reason = 'drain';

@@ -105,7 +105,8 @@ const SHIPPED = {
   refusalStepDown: true,
   /**
    * After a latency jump's re-measure finds the upstream not raiseRatio slower, vegas goes back to the jump window's
-   * served concurrency less beta, and grows into its band from below (adr/0128). false: it grows from the drain.
+   * served concurrency less beta, and grows into its band from below (adr/0128); gradient2 goes back to all of it
+   * (adr/0133). false: they grow from the drain.
    */
   jumpReturn: true,
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */
