@@ -118,10 +118,16 @@ class GuardedClock implements ResolvedClock {
     readonly clearTimer: (handle: TimerHandle) => void,
   ) {}
 
-  // Small on purpose (bytecode counts against V8's inlining budget of the settle path that reads
-  // it; over budget, the limiter's window record is not inlined and boxes every fractional
-  // reading: bench/allocation-guard.ts). The rare work is out of line.
+  // Small enough for V8 to inline anywhere (bytecode under its always-inline size): a reading returned from a call it
+  // did not inline is boxed, 16 bytes a call; one left in a number field is updated in place. Over the settle path's
+  // inlining budget, which V8 reaches or not by compile order, every fractional reading was boxed (adr/0134).
   now(): number {
+    this.advance();
+    return this.lastMs;
+  }
+
+  /** Reads the source into `lastMs`; returns nothing, so it boxes nothing when it is not inlined. */
+  private advance(): void {
     let t: unknown;
     try {
       t = this.source.now();
@@ -133,7 +139,6 @@ class GuardedClock implements ResolvedClock {
     // repeats the last good one (0 before any).
     if (typeof t !== 'number' || t - t !== 0 || t < last) t = last === -Infinity ? 0 : last;
     this.lastMs = t as number;
-    return t as number;
   }
 }
 

@@ -10,10 +10,10 @@ import type { GuardCase, GuardReport } from '../../bench/allocation-guard';
  * regression without a flaky timing assertion.
  *
  * The measurement runs in child processes (bench/allocation-guard.ts, one per case and two of
- * each) on the published shape of the code, the tsup bundle: vitest's module runner splits the
+ * each, four of the fractional ones: adr/0134) on the published shape of the code, the tsup bundle: vitest's module runner splits the
  * code into modules and wraps imports, which changes what V8 inlines and so what it allocates.
- * Bytes are counted with V8's GCProfiler (collections included), 10^5 calls a round, ten rounds a
- * case; each test reads the round with the fewest bytes.
+ * Bytes are counted with V8's GCProfiler (collections included), 10^5 calls a round, five rounds a
+ * process; each test reads the round with the fewest bytes.
  */
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 let report: GuardReport;
