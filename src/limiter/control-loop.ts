@@ -41,11 +41,10 @@ const NO_HEADROOM: BandFunction = () => 0;
 
 // What a return after a jump's re-measure leaves under the served concurrency (undefined: no return): vegas's beta, so
 // it grows into its band from below (adr/0128); nothing for gradient2, whose 1.5x tolerance is its own headroom and
-// whose sqrt(L) growth climbs back from a drain a fraction of a call a window (adr/0133).
+// whose sqrt(L) growth climbs back from a drain a fraction of a call a window (adr/0133). (aimd and fixed never jump.)
 function returnHeadroom(config: ControlConfig, tuning: ControlTuning, band: Band): BandFunction | undefined {
   if (!tuning.jumpReturn) return undefined;
-  if (config.algorithm === 'vegas') return band.beta;
-  return config.algorithm === 'gradient2' ? NO_HEADROOM : undefined;
+  return config.algorithm === 'vegas' ? band.beta : NO_HEADROOM;
 }
 
 function createAlgorithm(config: ControlConfig, tuning: ControlTuning, band: Band): LimitAlgorithm {
