@@ -2,8 +2,9 @@
  * Bytes allocated by the limiter's low-level path, `tryAcquire()` + `permit.settle({ verdict,
  * latencyMs })`, measured on resilix as published (the tsup build of src/; see ./resilix.ts): per
  * case, 10^5 calls per round, five rounds after 3·10^5 warm-up calls, in each of two fresh
- * processes (four for the fractional cases). Prints one JSON line; test/perf/low-level-allocation.test.ts asserts on the fewest
- * bytes of any round (an allocation by the runtime can only add bytes, never hide ours).
+ * processes (four for the fractional cases). Prints one JSON line;
+ * test/perf/low-level-allocation.test.ts asserts on the fewest bytes of any round (an allocation by
+ * the runtime can only add bytes, never hide ours).
  *
  *   npx tsx bench/allocation-guard.ts                       # every case, in child processes
  *   npx tsx bench/allocation-guard.ts --case fractional     # one case, in this process
@@ -14,9 +15,9 @@
  * with one clock). Several processes per case, because which of the settle path and its caller V8
  * optimizes first is a race between its compiler threads, and in about one process in six on this
  * machine (Node 20; 35-40% on Node 24, adr/0134) the loser's code boxes a number per call for good
- * (docs/benchmarks.md, the guard). The
- * calls come in batches of 1 000 from a function called often, as requests do: one long loop
- * leaves it in on-stack-replaced code, which Node 24 keeps in Maglev (which boxes more) for rounds.
+ * (docs/benchmarks.md, the guard). The calls come in batches of 1 000 from a function called often,
+ * as requests do: one long loop leaves it in on-stack-replaced code, which Node 24 keeps in Maglev
+ * (which boxes more) for rounds.
  *
  * The cases. A whole-number reading or latency is a small integer, which V8 never boxes, so the
  * integer cases cannot see a number boxed on the way; the fractional ones can, and are what real
