@@ -138,6 +138,9 @@ export const VARIANTS: readonly Variant[] = [
   off('no return after a jump', "jumpReturn false: after a jump's re-measure vegas and gradient2 grow from the drain", {
     jumpReturn: false,
   }),
+  off('fall returns by rate', "fallReturn false: a fall's return is its window's rate x the new latency, as a jump's", {
+    fallReturn: false,
+  }),
   off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),
   // The "ours" constants with no half or double row above (docs/ablation.md, fourteenth session).
   ...(['raiseRatio', 'raiseElasticity', 'startupIdleRounds', 'overloadHoldMs', 'excessQueueGain'] as const).flatMap(

@@ -22,9 +22,12 @@ const MAX_WINDOW_GROWTH = 2;
 
 /**
  * What ended a slow start: a rise or a reduce signal, an app-limited round (idle, no rise: its no-load pool may join a
- * short baseline window, adr/0109), or a latency jump or fall after it (adr/0047, adr/0130).
+ * short baseline window, adr/0109), or a latency jump or fall after it (adr/0047, adr/0130), each a re-measure.
  */
-type SlowStartExit = 'queued' | 'app-limited' | 'jump';
+type SlowStartExit = 'queued' | 'app-limited' | 'jump' | 'fall';
+
+/** A jump's or a fall's exit: a drain to re-measure an upstream that changed, not a slow start's end. */
+const remeasures = (exit: SlowStartExit): boolean => exit === 'jump' || exit === 'fall';
 
 type Band = { readonly alpha: BandFunction; readonly beta: BandFunction };
 
@@ -333,7 +336,7 @@ export class LimitControlLoop implements LimitController {
   private settlingRoundDone(): boolean {
     const window = this.window;
     return (
-      this.exit !== 'jump' ||
+      !remeasures(this.exit) ||
       window.samples >= ROUND_SAMPLES ||
       window.overloads + window.timeouts > 0 ||
       this.settledAt - this.sampleFrom >= this.config.minWindowMs
@@ -426,7 +429,7 @@ export class LimitControlLoop implements LimitController {
       // Still raiseRatio x the no-load level, past the noise, minWindowMs after the drain: whatever
       // queue the drain left has had its time, so the upstream itself is slower (a latency cliff).
       // Re-aim the drain with that latency; the baseline window measures there (adr/0091).
-      if (ranOut && this.exit === 'jump' && this.above(meanMs, n, tuning.raiseRatio * noLoadMs, this.noLoadCount)) {
+      if (ranOut && remeasures(this.exit) && this.above(meanMs, n, tuning.raiseRatio * noLoadMs, this.noLoadCount)) {
         drainBack = tuning.drainGain * this.exitRate * (meanMs + this.exitAfterMarkMs);
       }
       summary.latencyMs = Number.NaN;
@@ -443,13 +446,17 @@ export class LimitControlLoop implements LimitController {
       const pool = short && !this.above(meanMs, n, poolMs, count) && !this.above(poolMs, count, meanMs, n);
       const valueMs = pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
       const valueMeanMs = pool ? valueMs : meanMs;
-      // 'set' after a jump, else as startSlowStart chose (that holds until the next slow start); no drain: 'offer'.
-      const set = tuning.drainOnExit && (this.exit === 'jump' || this.pendingBaseline === 'set');
+      // 'set' after a jump or a fall, else as startSlowStart chose (that holds until the next slow start); no drain: 'offer'.
+      const set = tuning.drainOnExit && (remeasures(this.exit) || this.pendingBaseline === 'set');
       measured = set ? baseline.set(valueMs, valueMeanMs) : baseline.offer(valueMs, valueMeanMs) !== 'none';
       if (measured) {
-        const servedBack = this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
+        // After a fall, the concurrency its window held: a faster upstream serves at least that much without queueing
+        // (servers and CPUs serve a concurrency, whatever each call's time), while the window's completion rate
+        // straddled the slow part and reads low (adr/0136).
+        const servedBack =
+          this.exit === 'fall' ? this.exitLimit : this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
         if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) drainBack = servedBack;
-        else if (this.exit === 'jump' && this.returnHeadroom !== undefined) {
+        else if (remeasures(this.exit) && this.returnHeadroom !== undefined) {
           // Not raiseRatio slower: the jump window served what the upstream takes now, or more where the change fell
           // inside it. Back to that less vegas's beta, so it grows into its band from below (re-reading the no-load
           // latency on the way, adr/0101), not from the drain a window of beta at a time (adr/0128); gradient2 to all
@@ -606,7 +613,7 @@ export class LimitControlLoop implements LimitController {
       const drained = this.drainTarget(rate, fell ? meanMs : baseline.meanMs);
       if (drained < next) next = drained;
       reason = fell ? 'drain' : 'baseline-raised';
-      this.endSlowStart(now, 'jump');
+      this.endSlowStart(now, fell && tuning.fallReturn ? 'fall' : 'jump');
     } else if (!latencyShrink(reason)) {
       if (reason === 'queue-within-band') baseline.held();
       else baseline.endDescent();
@@ -672,7 +679,7 @@ export class LimitControlLoop implements LimitController {
     // After a slow start (its drain, settling and baseline window) the limit is whole calls: a
     // measurement needs a steady load, and the extra call error diffusion would admit is queue the
     // drain is there to empty. A jump's drain aims at the new served concurrency and keeps it (adr/0096).
-    const measuring = tuning.measureWholeCalls && this.exit !== 'jump' && this.baselineWindow !== 'none';
+    const measuring = tuning.measureWholeCalls && !remeasures(this.exit) && this.baselineWindow !== 'none';
     return this.apply(this.clamp(next), reason, now, tuning.dither && !measuring);
   }
 

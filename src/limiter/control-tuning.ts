@@ -109,6 +109,11 @@ const SHIPPED = {
    * (adr/0133). false: they grow from the drain.
    */
   jumpReturn: true,
+  /**
+   * After a fall's re-measure, that return starts from the concurrency the fall window held, not from its completion
+   * rate x the new latency, which its slow part holds down (adr/0136). false: the rate, as after a jump.
+   */
+  fallReturn: true,
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */
   appLimitedFactor: 2,
 };

@@ -606,11 +606,12 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(controller.snapshot().baselineMs).toBeLessThan(105);
   });
 
-  it("re-measures when a window falls under the baseline: a latency cliff's end under overload, 5x and 2x (adr/0130, adr/0131)", () => {
+  it("re-measures when a window falls under the baseline, and returns to what it held: a cliff's end under overload, 5x and 2x (adr/0130, 0131, 0136)", () => {
     // 64 callers on 16 servers at 100 ms (processor sharing past 16), five times slower from 30 s to 60 s: the cliff's
     // jump re-measures the baseline at 500 ms. Returns the changes after the cliff's end and the loop at 120 s.
-    const afterCliff = (fallRestart: boolean, factor = 5, fallBand = true) => {
-      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, fallRestart, fallBand });
+    const afterCliff = (fallRestart: boolean, factor = 5, fallBand = true, fallReturn = true) => {
+      const tuning = { ...DEFAULT_TUNING, fallRestart, fallBand, fallReturn };
+      const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
       const { changes } = runScripted({
         controller,
         durationMs: 120_000,
@@ -628,6 +629,19 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(shipped.end.baselineMs).toBe(100);
     expect(shipped.end.limit).toBeGreaterThanOrEqual(16);
     expect(shipped.end.limit).toBeLessThanOrEqual(20);
+    // After the re-measure, back to the concurrency the fall window held less beta (adr/0136): 11 -> 15. Its
+    // completion rate straddled the cliff, so Little's law on it read low, and vegas grew from the drain instead:
+    // 11 -> 10 (the settling's whole calls) -> 13 -> 15, two windows later.
+    expect(shipped.after[1]).toMatchObject({ from: 11, to: 15, direction: 'grow', reason: 'drain' });
+    const fromDrain = afterCliff(true, 5, true, false);
+    expect(fromDrain.after.slice(0, 4).map((change) => [change.to, change.reason])).toEqual([
+      [11, 'drain'],
+      [10, 'warming-up'],
+      [13, 'no-queue'],
+      [15, 'no-queue'],
+    ]);
+    const reached = (run: typeof shipped) => run.after.find((change) => change.to >= 15)!.at;
+    expect(reached(fromDrain) - reached(shipped)).toBeGreaterThanOrEqual(4_000);
     // Without the rule the baseline followed the smoothed latency down only as fast as the growth its staleness allowed
     // let it fall, and the two met at a queue of more than a capacity: the limit past 2 x 16 with 2x the latency.
     const without = afterCliff(false);
@@ -638,6 +652,9 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     // growth has queued), but the fall is worth more than alpha(L) calls of queue (adr/0131).
     const twice = afterCliff(true, 2);
     expect(twice.after[1]).toMatchObject({ from: 19, to: 9, reason: 'drain' });
+    // Its return: to the 19 held less beta, not to its straddling window's rate x 100 ms less beta (13).
+    expect(twice.after[3]).toMatchObject({ from: 10, to: 16, reason: 'drain' });
+    expect(afterCliff(true, 2, true, false).after[3]).toMatchObject({ from: 10, to: 13, reason: 'drain' });
     expect(twice.end.baselineMs).toBe(100);
     expect(twice.end.limit).toBeLessThanOrEqual(20);
     const halvingOnly = afterCliff(true, 2, false);
