@@ -141,6 +141,9 @@ export const VARIANTS: readonly Variant[] = [
   off('fall returns by rate', "fallReturn false: a fall's return is its window's rate x the new latency, as a jump's", {
     fallReturn: false,
   }),
+  off('no return after a later slow start', "startReturn false: vegas's later slow starts grow from the drain", {
+    startReturn: false,
+  }),
   off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),
   // The "ours" constants with no half or double row above (docs/ablation.md, fourteenth session).
   ...(['raiseRatio', 'raiseElasticity', 'startupIdleRounds', 'overloadHoldMs', 'excessQueueGain'] as const).flatMap(

@@ -86,6 +86,7 @@ export function cliffRecovery(
       await world.run();
       const summary = world.recorder.summarize();
       const before = phase(summary, 'before');
+      const cliff = phase(summary, 'cliff');
       const recovering = phase(summary, 'recovering');
       const recovered = phase(summary, 'recovered');
       const recoveringGoodput = recovering.goodputPerSec / throughputOf(capacity, service);
@@ -96,6 +97,8 @@ export function cliffRecovery(
       return resultOf(world, { name, title, algorithm }, runSeed, criteria, {
         capacity,
         limitBefore: before.limitMean,
+        // Reported, not gated: entering the cliff costs a descent, a stale raise and a re-measure (adr/0136, 0137).
+        cliffGoodput: (cliff.goodputPerSec * scale) / throughputOf(capacity, service),
         recoveringGoodput,
         ...overloadFigures(recovered, capacity, service),
       });

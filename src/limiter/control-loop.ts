@@ -457,9 +457,14 @@ export class LimitControlLoop implements LimitController {
         // straddled the slow part and reads low (adr/0136).
         const servedBack =
           this.exit === 'fall' ? this.exitLimit : this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
+        // vegas's later slow starts (after a stale raise or an idle gap) return too: their exit round served what the
+        // upstream takes now, as a jump window did (an app-limited exit drained nothing: its rate, so its return, is 0).
+        // Not the first one's: clients that start together exit, drain and measure at different times, so each exit
+        // round's share is not what it gets once all run, and returning there left them unfair (many-clients; adr/0137).
+        const later = tuning.startReturn && this.baselineMeasured && this.alpha !== undefined;
         if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) drainBack = servedBack;
-        else if (remeasures(this.exit) && this.returnHeadroom !== undefined) {
-          // Not raiseRatio slower: the jump window served what the upstream takes now, or more where the change fell
+        else if ((remeasures(this.exit) || later) && this.returnHeadroom !== undefined) {
+          // Not raiseRatio slower: the exit window served what the upstream takes now, or more where the change fell
           // inside it. Back to that less vegas's beta, so it grows into its band from below (re-reading the no-load
           // latency on the way, adr/0101), not from the drain a window of beta at a time (adr/0128); gradient2 to all
           // of it (adr/0133).
@@ -597,10 +602,10 @@ export class LimitControlLoop implements LimitController {
       if (!pressured) {
         next = estimate;
         reason = 'warming-up';
-        // Back to `drainBack` (a slower upstream: the drain went too deep; a jump's or a fall's: adr/0128, 0133,
-        // 0136), at most the exit's limit. Otherwise (a slow start's exit, or jumpReturn off) the algorithm grows from
-        // the drained limit (jumping back at once would load an upstream others still measure; gradient2 would sit
-        // over 1.5 C: adr/0133).
+        // Back to `drainBack` (a slower upstream: the drain went too deep; a jump's, a fall's or vegas's later slow
+        // start's: adr/0128, 0133, 0136, 0137), at most the exit's limit. Otherwise (the first slow start's exit,
+        // gradient2's slow starts, or jumpReturn off) the algorithm grows from the drained limit (jumping back at once
+        // would load an upstream others still measure; gradient2 would sit over 1.5 C: adr/0133).
         if (drainBack > estimate) {
           next = drainBack < this.exitLimit ? drainBack : this.exitLimit;
           reason = 'drain';

@@ -114,6 +114,11 @@ const SHIPPED = {
    * rate x the new latency, which its slow part holds down (adr/0136). false: the rate, as after a jump.
    */
   fallReturn: true,
+  /**
+   * vegas: a slow start that is not the limiter's first (after a stale raise or an idle gap) returns after its
+   * re-measure as a jump does, to its exit's served concurrency less beta (adr/0137). false: it grows from the drain.
+   */
+  startReturn: true,
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */
   appLimitedFactor: 2,
 };

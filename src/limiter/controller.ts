@@ -8,7 +8,7 @@ export type AlgorithmName = 'vegas' | 'gradient2' | 'aimd' | 'fixed';
  * Why the limit moved (or held); each names the step it took. Full table: docs/algorithms.md.
  * - slow start (adr/0045): 'slow-start' (no queue yet: grew), 'drain' (left it with a queue: down
  *   to half the concurrency the upstream served; also a latency fall's drain, adr/0130, and a raise back
- *   after a drain, adr/0091, adr/0128);
+ *   after a drain, adr/0091, adr/0128, adr/0136, adr/0137);
  * - vegas: 'no-queue', 'queue-below-alpha' (grow), 'queue-within-band' (hold), 'queue-above-beta'
  *   (shrink), 'invalid-band' (a user alpha/beta returned nonsense: hold);
  * - gradient2: 'latency-within-tolerance', 'headroom' (grow), 'latency-above-tolerance' (shrink);

@@ -651,16 +651,55 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     // A 2x cliff: no window after its end reads half the 200 ms baseline (the first straddles it, and by the next vegas's
     // growth has queued), but the fall is worth more than alpha(L) calls of queue (adr/0131).
     const twice = afterCliff(true, 2);
-    expect(twice.after[1]).toMatchObject({ from: 19, to: 9, reason: 'drain' });
-    // Its return: to the 19 held less beta, not to its straddling window's rate x 100 ms less beta (13).
-    expect(twice.after[3]).toMatchObject({ from: 10, to: 16, reason: 'drain' });
-    expect(afterCliff(true, 2, true, false).after[3]).toMatchObject({ from: 10, to: 13, reason: 'drain' });
+    expect(twice.after[0]).toMatchObject({ from: 18, to: 10, reason: 'drain' });
+    // Its return: to the 18 held less beta, not to its straddling window's rate x 100 ms less beta (14).
+    expect(twice.after[2]).toMatchObject({ from: 9, to: 16, reason: 'drain' });
+    expect(afterCliff(true, 2, true, false).after[2]).toMatchObject({ from: 9, to: 14, reason: 'drain' });
     expect(twice.end.baselineMs).toBe(100);
     expect(twice.end.limit).toBeLessThanOrEqual(20);
     const halvingOnly = afterCliff(true, 2, false);
     expect(halvingOnly.after.some((change) => change.reason === 'drain')).toBe(false);
     expect(halvingOnly.end.baselineMs).toBeGreaterThan(150);
     expect(halvingOnly.end.limit).toBeGreaterThan(24);
+  });
+
+  it("returns after a later slow start's re-measure, not the first's: a 1.6x slower upstream on 16 servers (adr/0137)", () => {
+    // 64 callers on 16 servers at 100 ms, 1.6x slower from 30 s: under raiseRatio, so no jump. vegas reads the
+    // slowdown as queue and descends 19 -> 10; the stale raise (adr/0114) re-takes the baseline at 160 ms, and a slow
+    // start finds the capacity again and drains to half of it.
+    const run = (startReturn: boolean) => {
+      const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, startReturn });
+      const estimates: number[] = [];
+      const changes: LimitChange[] = [];
+      controller.changes.subscribe((change) => {
+        if (change.reason === 'slow-start') return;
+        changes.push(change);
+        estimates.push(controller.snapshot().estimate);
+      });
+      runScripted({
+        controller,
+        durationMs: 60_000,
+        clients: 64,
+        call: ({ now, inflight }) => ({ latencyMs: 100 * (now >= 30_000 ? 1.6 : 1) * Math.max(1, inflight / 16) }),
+      });
+      expect(controller.snapshot()).toMatchObject({ baselineMs: 160, baselineRaises: 1 });
+      const drain = changes.findIndex((change) => change.at > 30_000 && change.reason === 'drain');
+      const to = (from: number) => changes.slice(from, from + 3).map((change) => `${change.to} ${change.reason}`);
+      const reached = changes.slice(drain).find((change) => change.to >= 16)!.at;
+      return { cold: to(0), after: to(drain), returned: estimates[drain + 1]!, reached };
+    };
+    const shipped = run(true);
+    const without = run(false);
+    // The first slow start drains to 8 and vegas grows from there, a window at a time, with the switch or without:
+    // clients that start together must not return to a share others were still measuring.
+    expect(shipped.cold).toEqual(['8 drain', '9 no-queue', '11 no-queue']);
+    expect(without.cold).toEqual(shipped.cold);
+    // The later one's re-measure finds 160 ms, not raiseRatio slower than the slow start's: back to the 16 servers'
+    // served concurrency (completion rate x 160 ms) less beta(16) = 2.25, 13.75. Without: vegas grows from 8.
+    expect(shipped.after).toEqual(['8 drain', '13 drain', '16 no-queue']);
+    expect(shipped.returned).toBeCloseTo(16 - defaultBeta(16), 1);
+    expect(without.after).toEqual(['8 drain', '9 no-queue', '12 no-queue']);
+    expect(without.reached - shipped.reached).toBeGreaterThanOrEqual(6_000);
   });
 
   it.each([
