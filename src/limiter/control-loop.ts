@@ -42,10 +42,10 @@ function bandFor(config: ControlConfig, tuning: ControlTuning): Band {
 
 const NO_HEADROOM: BandFunction = () => 0;
 
-// What a return after a jump's or a fall's re-measure leaves under the served concurrency (undefined: no return):
-// vegas's beta, so it grows into its band from below (adr/0128); nothing for gradient2, whose 1.5x tolerance is its own
-// headroom and whose sqrt(L) growth climbs back from a drain a fraction of a call a window (adr/0133). (aimd and fixed
-// never jump.)
+// What a return after a re-measure (a jump's, a fall's, vegas's later slow start's) leaves under the served concurrency
+// (undefined: no return; jumpReturn off turns startReturn off too): vegas's beta, so it grows into its band from below
+// (adr/0128); nothing for gradient2, whose 1.5x tolerance is its own headroom and whose sqrt(L) growth climbs back from
+// a drain a fraction of a call a window (adr/0133). (aimd and fixed never jump.)
 function returnHeadroom(config: ControlConfig, tuning: ControlTuning, band: Band): BandFunction | undefined {
   if (!tuning.jumpReturn) return undefined;
   return config.algorithm === 'vegas' ? band.beta : NO_HEADROOM;
@@ -176,7 +176,7 @@ export class LimitControlLoop implements LimitController {
   private baselineWindowSamples = 0;
   /** vegas's alpha: sizes a re-measure (remeasureForLimit) and the fall's band test (fallBand, adr/0131); undefined for the others. */
   private readonly alpha: BandFunction | undefined;
-  /** What a return after a jump's or a fall's re-measure leaves under the served concurrency (`returnHeadroom`). */
+  /** What a return after a re-measure leaves under the served concurrency (`returnHeadroom`). */
   private readonly returnHeadroom: BandFunction | undefined;
   /** What the current slow start's baseline window does with the baseline: 'set' it, or 'offer' (only lowers). */
   private pendingBaseline: 'set' | 'offer' = 'set';
@@ -411,8 +411,9 @@ export class LimitControlLoop implements LimitController {
     let measured = false;
     let fell = false;
     // The limit to go back to after a drain (NaN: none): the upstream showed slower, so the drain went too deep, or a
-    // jump's re-measure found it not raiseRatio slower (adr/0128). Little's law: a completion rate (a share of the exit
-    // round's) x the measured latency and the hold after a mark; after a fall, the limit its window held (adr/0136).
+    // re-measure (a jump's, a fall's, vegas's later slow start's) found it not raiseRatio slower (adr/0128, 0137).
+    // Little's law: a completion rate (a share of the exit round's) x the measured latency and the hold after a mark;
+    // after a fall, the limit its window held (adr/0136).
     let drainBack = Number.NaN;
     summary.latencyMs = statMs;
     if (slowStart) {
@@ -604,8 +605,9 @@ export class LimitControlLoop implements LimitController {
         reason = 'warming-up';
         // Back to `drainBack` (a slower upstream: the drain went too deep; a jump's, a fall's or vegas's later slow
         // start's: adr/0128, 0133, 0136, 0137), at most the exit's limit. Otherwise (the first slow start's exit,
-        // gradient2's slow starts, or jumpReturn off) the algorithm grows from the drained limit (jumping back at once
-        // would load an upstream others still measure; gradient2 would sit over 1.5 C: adr/0133).
+        // gradient2's slow starts, an app-limited exit, startReturn or jumpReturn off) the algorithm grows from the
+        // drained limit (jumping back at once would load an upstream others still measure; gradient2 would sit over
+        // 1.5 C: adr/0133). An idle restart's window that does not lower the baseline measures nothing: no return.
         if (drainBack > estimate) {
           next = drainBack < this.exitLimit ? drainBack : this.exitLimit;
           reason = 'drain';

@@ -549,7 +549,7 @@ describe('the baseline window after a jump drain goes back up when the upstream 
 });
 
 describe('the offer window after an idle restart (adr/0031)', () => {
-  it("only measures when it lowers the baseline (100 -> 80 ms): a hold named 'warming-up', growth from the next window", () => {
+  it("only measures when it lowers the baseline (100 -> 80 ms): then returns (vegas, adr/0137), or without the return holds ('warming-up')", () => {
     // 16 servers at 100 ms, 400 callers for 20 s, nobody for 80 s (idle), then 400 again; 80 ms from 50 s on. Returns
     // the change of each window close after the gap: the one that lowered the baseline and the next.
     const afterGap = (tuning: Partial<ControlTuning>, algorithm: 'vegas' | 'gradient2' = 'vegas') => {
