@@ -1,6 +1,7 @@
 import { atMost, holds } from '../engine/criteria';
 import type { Scenario, ScenarioResult } from '../engine/scenario';
-import { PoissonArrivals } from '../models/load';
+import { constant } from '../models/distributions';
+import { ClosedLoopUsers, PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
 import type { Limiter } from '../../src/limiter/limiter';
 import {
@@ -16,6 +17,9 @@ import {
   type Algorithm,
 } from './common';
 
+/** The closed-loop variant's users, a multiple of the capacity: past it, and under twice it (adr/0138). */
+const CLOSED_USERS_PER_CAPACITY = 1.5;
+
 /**
  * A demand step (issue 14): 10% of capacity for two minutes, then 3x. Demand rising from
  * app-limited to overloaded moves in-flight and goodput up together, which a covariance rule can
@@ -30,9 +34,17 @@ import {
  * loaded latency); and the physics criteria over the last 60 s (in-flight <= 1.5 C, upstream p90
  * <= 2x no-load, goodput >= 0.85).
  */
-export function demandStep(capacity: number, algorithm: Algorithm, seed = 0x5eed0d00 + capacity): Scenario {
-  const name = `demand-step-c${capacity}-${algorithm}`;
-  const title = `Demand step 0.1x -> 3x capacity ${capacity} (${algorithm})`;
+export function demandStep(
+  capacity: number,
+  algorithm: Algorithm,
+  seed = 0x5eed0d00 + capacity,
+  from: 'light' | 'closed' = 'light',
+): Scenario {
+  const closed = from === 'closed';
+  const name = `demand-step${closed ? '-closed' : ''}-c${capacity}-${algorithm}`;
+  const title = closed
+    ? `Demand step ${CLOSED_USERS_PER_CAPACITY} C closed-loop users -> 3x capacity ${capacity} (${algorithm})`
+    : `Demand step 0.1x -> 3x capacity ${capacity} (${algorithm})`;
   const service = serviceFor(capacity);
   return {
     name,
@@ -58,13 +70,28 @@ export function demandStep(capacity: number, algorithm: Algorithm, seed = 0x5eed
       world.simulator.at(phases[1]!.startMs, () => {
         baselineBefore = limiter!.snapshot().baselineMs ?? Number.NaN;
       });
+      const stepAtMs = phases[1]!.startMs;
+      if (closed) {
+        // Users that call back at once: demand is their number, past the capacity and under twice it.
+        const users = Math.round(CLOSED_USERS_PER_CAPACITY * capacity);
+        // Until the step (they share the client's call tags with the arrivals after it).
+        new ClosedLoopUsers(
+          world.simulator,
+          world.loadRandom(1),
+          world.clients,
+          0,
+          users,
+          constant(1),
+          stepAtMs,
+        ).start();
+      }
       new PoissonArrivals(
         world.simulator,
         world.loadRandom(0),
         world.clients,
         0,
         [
-          { atMs: 0, perSecond: 0.1 * throughput },
+          { atMs: 0, perSecond: closed ? 0 : 0.1 * throughput },
           { atMs: phases[1]!.startMs, perSecond: 3 * throughput },
         ],
         world.endMs,
@@ -78,6 +105,8 @@ export function demandStep(capacity: number, algorithm: Algorithm, seed = 0x5eed
       const criteria = [
         holds('the limit is <= 1.5 C by 20 s after the step and stays there', boundedAfterMs <= 20_000),
         atMost('baseline at the end / baseline before the step', baselineAfter / baselineBefore, 1.25),
+        // Closed loop: the first baseline is the no-load latency, not the queue of the users past the capacity.
+        ...(closed ? [atMost('baseline before the step / no-load mean', baselineBefore / service.meanMs, 1.25)] : []),
         ...physicsCriteria(settled, capacity, service, 0.85),
       ];
       return resultOf(world, { name, title, algorithm }, runSeed, criteria, {

@@ -272,6 +272,15 @@ describe('the slow start: the exit test', () => {
     expect(drain).toMatchObject({ from: 4, to: 1, at: 1_150 });
   });
 
+  // Known bug (it.fails until fixed; adr/0138, sim/known-failures.ts's demand-step-closed): 24 callers on 16 servers
+  // (processor sharing past them) hold 24 in flight, so the limit grows to 25 and no round binds again. The rounds at 24
+  // in flight answer at 150 ms untested, the slow start ends idle, and the baseline window measures the queue.
+  it.fails('learns the no-load latency with closed-loop demand between the capacity and twice it (24 callers on 16 servers)', () => {
+    const controller = loop();
+    run(controller, 12_000, ({ inflight }) => ({ latencyMs: 100 * Math.max(1, inflight / 16) }), 24);
+    expect(controller.snapshot().baselineMs).toBeLessThanOrEqual(110);
+  });
+
   it('does not count a smaller rise in rounds that did not bind: an app-limited slow start ends idle, with its limit', () => {
     const controller = loop();
     const { changes } = run(controller, 1_200, ({ now }) => ({ latencyMs: now >= 400 ? 150 : 100 }), 3);
