@@ -33,6 +33,11 @@ const CLOSED_USERS_PER_CAPACITY = 1.5;
  * baseline at the end is within 1.25x of the baseline before the step (it did not learn the
  * loaded latency); and the physics criteria over the last 60 s (in-flight <= 1.5 C, upstream p90
  * <= 2x no-load, goodput >= 0.85).
+ *
+ * The `closed` variant (demand-step-closed) replaces the light phase with 1.5 C closed-loop users, who call again
+ * 1 ms after each answer: demand past the capacity and under twice it, which stops the slow start's growth short of
+ * its limit. It also asks the baseline before the step to be within 1.25x of the no-load mean. A known library
+ * problem (sim/known-failures.ts, adr/0138).
  */
 export function demandStep(
   capacity: number,
