@@ -59,6 +59,7 @@ export function cliffRecovery(
   const name = `cliff-recovery${factor}-c${capacity}-${algorithm}`;
   const title = `A ${scale}x latency cliff's end under 1.5x overload, capacity ${capacity} (${algorithm})`;
   const service = serviceFor(capacity);
+  const throughput = throughputOf(capacity, service);
   return {
     name,
     title,
@@ -80,7 +81,7 @@ export function cliffRecovery(
         world.loadRandom(0),
         world.clients,
         0,
-        [{ atMs: 0, perSecond: 1.5 * throughputOf(capacity, service) }],
+        [{ atMs: 0, perSecond: 1.5 * throughput }],
         world.endMs,
       ).start();
       await world.run();
@@ -89,7 +90,7 @@ export function cliffRecovery(
       const cliff = phase(summary, 'cliff');
       const recovering = phase(summary, 'recovering');
       const recovered = phase(summary, 'recovered');
-      const recoveringGoodput = recovering.goodputPerSec / throughputOf(capacity, service);
+      const recoveringGoodput = recovering.goodputPerSec / throughput;
       const criteria = [
         atLeast('goodput / upstream throughput, the 30 s after the cliff', recoveringGoodput, RECOVERING_GOODPUT),
         ...physicsCriteria(recovered, capacity, service, 0.85),
@@ -98,7 +99,7 @@ export function cliffRecovery(
         capacity,
         limitBefore: before.limitMean,
         // Reported, not gated: entering the cliff costs a descent, a stale raise and a re-measure (adr/0136, 0137).
-        cliffGoodput: (cliff.goodputPerSec * scale) / throughputOf(capacity, service),
+        cliffGoodput: (cliff.goodputPerSec * scale) / throughput,
         recoveringGoodput,
         ...overloadFigures(recovered, capacity, service),
       });

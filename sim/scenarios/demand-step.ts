@@ -71,11 +71,11 @@ export function demandStep(
         },
       });
       const throughput = throughputOf(capacity, service);
+      const stepAtMs = phases[1]!.startMs;
       let baselineBefore = Number.NaN;
-      world.simulator.at(phases[1]!.startMs, () => {
+      world.simulator.at(stepAtMs, () => {
         baselineBefore = limiter!.snapshot().baselineMs ?? Number.NaN;
       });
-      const stepAtMs = phases[1]!.startMs;
       if (closed) {
         // Users that call back at once: demand is their number, past the capacity and under twice it.
         const users = Math.round(CLOSED_USERS_PER_CAPACITY * capacity);
@@ -97,15 +97,14 @@ export function demandStep(
         0,
         [
           { atMs: 0, perSecond: closed ? 0 : 0.1 * throughput },
-          { atMs: phases[1]!.startMs, perSecond: 3 * throughput },
+          { atMs: stepAtMs, perSecond: 3 * throughput },
         ],
         world.endMs,
       ).start();
       await world.run();
       const baselineAfter = limiter!.snapshot().baselineMs ?? Number.NaN;
       const s = world.recorder.series;
-      const stepAt = phases[1]!.startMs;
-      const boundedAfterMs = settleTime(s.limit, s, stepAt, world.endMs, 0, 1.5 * capacity);
+      const boundedAfterMs = settleTime(s.limit, s, stepAtMs, world.endMs, 0, 1.5 * capacity);
       const settled = phase(world.recorder.summarize(), 'settled');
       const criteria = [
         holds('the limit is <= 1.5 C by 20 s after the step and stays there', boundedAfterMs <= 20_000),

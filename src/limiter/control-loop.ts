@@ -462,7 +462,7 @@ export class LimitControlLoop implements LimitController {
         // upstream takes now, as a jump window did (an app-limited exit drained nothing: its rate, so its return, is 0).
         // Not the first one's: clients that start together exit, drain and measure at different times, so each exit
         // round's share is not what it gets once all run, and returning there left them unfair (many-clients; adr/0137).
-        const later = tuning.startReturn && this.baselineMeasured && this.alpha !== undefined;
+        const later = tuning.startReturn && this.baselineMeasured && this.config.algorithm === 'vegas';
         if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) drainBack = servedBack;
         else if ((remeasures(this.exit) || later) && this.returnHeadroom !== undefined) {
           // Not raiseRatio slower: the exit window served what the upstream takes now, or more where the change fell
