@@ -144,6 +144,9 @@ export const VARIANTS: readonly Variant[] = [
   off('no return after a later slow start', "startReturn false: vegas's later slow starts grow from the drain", {
     startReturn: false,
   }),
+  off('no pool for closed-loop queue', "untestedPool false: an app-limited slow start's baseline window is its own", {
+    untestedPool: false,
+  }),
   off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),
   // The "ours" constants with no half or double row above (docs/ablation.md, fourteenth session).
   ...(['raiseRatio', 'raiseElasticity', 'startupIdleRounds', 'overloadHoldMs', 'excessQueueGain'] as const).flatMap(

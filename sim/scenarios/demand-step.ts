@@ -36,8 +36,9 @@ const CLOSED_USERS_PER_CAPACITY = 1.5;
  *
  * The `closed` variant (demand-step-closed) replaces the light phase with 1.5 C closed-loop users, who call again
  * 1 ms after each answer: demand past the capacity and under twice it, which stops the slow start's growth short of
- * its limit. It also asks the baseline before the step to be within 1.25x of the no-load mean. A known library
- * problem (sim/known-failures.ts, adr/0138).
+ * its limit, so its baseline window measures their queue unless the slow start's no-load pool stands for it
+ * (adr/0138, adr/0139). It also asks the baseline before the step to be within 1.25x of the no-load mean. C = 6 is a
+ * known library problem (sim/known-failures.ts).
  */
 export function demandStep(
   capacity: number,

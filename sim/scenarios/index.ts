@@ -68,7 +68,7 @@ export function acceptanceScenarios(): Scenario[] {
     baselineShift('vegas', 'execute', 1.15, 0x5eed0028),
     // An LLM API's concurrency cap: calls of a second, a 503 at once (adr/0126).
     explicitOverload(20, 'vegas', 0x5eed1100, 1_000),
-    // Closed-loop users between C and 2 C from the start: the slow start's growth stops short of its limit (adr/0138).
+    // Closed-loop users between C and 2 C from the start: the slow start's growth stops short of its limit (adr/0138, 0139).
     ...DEMAND_STEP_CAPACITIES.map((c) => demandStep(c, 'vegas', 0x5eed0e00 + c, 'closed')),
     productionCase(),
     streaming(),

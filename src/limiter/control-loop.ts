@@ -135,6 +135,8 @@ export class LimitControlLoop implements LimitController {
   private idleRounds = 0;
   /** The limit the current slow-start round began with: growth stops at twice it. */
   private roundLimit = 0;
+  /** The highest limit a round of this slow start began at, bound and showed no rise at: a concurrency tested. */
+  private testedLimit = 0;
   /** The slow start's reference (adr/0045): the pooled mean, and mean log, of its rounds that did not rise. */
   private referenceMs = Number.NaN;
   private referenceLog = Number.NaN;
@@ -446,8 +448,23 @@ export class LimitControlLoop implements LimitController {
       const poolMs = this.noLoadSum / count;
       const short = n < this.config.minSamples && this.exit === 'app-limited' && steersOnMean && count > 0;
       const pool = short && !this.above(meanMs, n, poolMs, count) && !this.above(poolMs, count, meanMs, n);
-      const valueMs = pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
-      const valueMeanMs = pool ? valueMs : meanMs;
+      // Closed-loop callers between the tested limit and twice it outgrow the slow start's last tested round, and the
+      // window measures their queue; the pool, measured at the tested limit, is the no-load latency (adr/0139). Their
+      // demand holds at its peak (open-loop in-flight follows latency: adr/0138), a cohort rose over the pool, and the
+      // window rose no more than its in-flight over the tested limit (Little's law; a larger rise is the upstream's).
+      const grownBy = summary.meanInflight / this.testedLimit;
+      const untested =
+        tuning.untestedPool &&
+        this.exit === 'app-limited' &&
+        steersOnMean &&
+        count >= ROUND_SAMPLES &&
+        this.noLoadRefused &&
+        this.testedLimit > 0 &&
+        summary.meanInflight >= summary.peakInflight - 1 &&
+        this.above(meanMs, n, poolMs, count) &&
+        !this.above(meanMs, n, poolMs * grownBy, count);
+      const valueMs = untested ? poolMs : pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
+      const valueMeanMs = pool || untested ? valueMs : meanMs;
       // 'set' after a jump or a fall, else as startSlowStart chose (that holds until the next slow start); no drain:
       // 'offer'.
       const set = tuning.drainOnExit && (remeasures(this.exit) || this.pendingBaseline === 'set');
@@ -564,6 +581,8 @@ export class LimitControlLoop implements LimitController {
       if (!over) {
         next = estimate;
         reason = 'slow-start';
+        const tested = Math.floor(this.roundLimit);
+        if (clean && !rose && binding && tested > this.testedLimit) this.testedLimit = tested;
         this.roundLimit = estimate;
         if (clean && summary.samples >= 2) {
           this.spreadWeight += summary.samples;
@@ -819,6 +838,7 @@ export class LimitControlLoop implements LimitController {
     this.roundLimit = this.estimate;
     this.referenceMs = this.referenceLog = Number.NaN;
     this.idleRounds = this.referenceSamples = this.noLoadSum = this.noLoadCount = this.cohortSum = this.cohortCount = 0;
+    this.testedLimit = 0;
     // An earlier drain's rate is not this slow start's: an app-limited exit does not drain, and its baseline window
     // must not restore a limit from it (adr/0123).
     this.liveSum = this.liveCount = this.spreadWeight = this.spreadSquares = this.exitRate = 0;

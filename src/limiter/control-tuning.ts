@@ -119,6 +119,12 @@ const SHIPPED = {
    * re-measure as a jump does, to its exit's served concurrency less beta (adr/0137). false: it grows from the drain.
    */
   startReturn: true,
+  /**
+   * vegas: after an app-limited slow start, a baseline window that measured closed-loop callers' queue (callers between
+   * the tested limit and twice it, their demand steady at its peak) takes the slow start's no-load pool (adr/0139).
+   * false: the window's own mean.
+   */
+  untestedPool: true,
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */
   appLimitedFactor: 2,
 };
