@@ -10,14 +10,16 @@
  *   3. the library defaults (`limiter()`, `execute` with a 2 s deadline) for 45 s with 64
  *      closed-loop callers, then 30 s of open-loop Poisson arrivals at 1.5x the best fixed goodput.
  * On gunicorn the knee of 2 workers is measured too, and the closed-loop run goes on after its
- * 45 s: 2 workers for 15 s (SIGTTOU), then 4 again for 15 s (SIGTTIN).
+ * 45 s: 2 workers for 15 s (SIGTTOU), then 4 again for 15 s (SIGTTIN). On gunicorn and the demo a
+ * last run of the defaults has 1.5x the capacity (4 workers, 6 slots) in closed-loop callers for
+ * 30 s, also gated on the baseline it learnt (adr/0139).
  *
  * Prints every figure beside its criterion, writes reports/e2e-real.json with the table and plots
  * under reports/e2e-real/, and on a full run rewrites the figures block of docs/real-servers.md
  * and the plots in docs/real-servers/*.svg (not with --no-docs, as CI runs it).
  * Exits 1 when a criterion fails, 2 when the harness could not install, start or measure.
  *
- *   npm run e2e:real                         everything (about 6 minutes on 2 cores)
+ *   npm run e2e:real                         everything (about 7 minutes on 2 cores)
  *   npx tsx scripts/e2e-real.ts postgres     one server (gunicorn, postgres, demo); docs untouched
  *   npx tsx scripts/e2e-real.ts --seconds 15 shorter runs of the defaults; docs untouched
  *   npx tsx scripts/e2e-real.ts --no-docs    everything, docs untouched (.ci/run)
@@ -81,6 +83,14 @@ const PLAN = {
   gunicornSleepMs: 20,
   /** Each phase of the worker change: 10 s to re-converge, then 5 s to show it stays. */
   phaseMs: 15_000,
+  /**
+   * Closed-loop callers at 1.5x a server's capacity by construction (gunicorn's workers, the demo's capacity), for 30 s:
+   * demand past the capacity and under twice it stops the slow start's growth short of its limit (adr/0138, adr/0139).
+   */
+  fewCallersFactor: 1.5,
+  fewCallersMs: 30_000,
+  /** Its first baseline against the no-load upstream mean, as demand-step-closed asks in the simulator. */
+  fewCallersBaselineRatio: 1.25,
   pgTargetMs: 10,
   pgPool: 200,
   demo: { capacity: 6, serviceMs: 40 },
@@ -129,6 +139,8 @@ const log = (line: string) => console.log(line);
 // What is measured per server
 
 interface NoLoad {
+  /** The limiter's latency is the call's time inside fn: the upstream's, whose mean its baseline estimates. */
+  readonly upstreamMean: number;
   readonly upstreamP50: number;
   readonly upstreamP90: number;
   readonly callerP50: number;
@@ -153,6 +165,8 @@ interface DefaultsRun {
   /** From 0 to the end of the gated part, for information. */
   readonly whole: RunFigures;
   readonly snapshot: string;
+  /** The limiter's baseline at the end of the run. */
+  readonly baselineMs: number | undefined;
 }
 
 /** The gunicorn closed-loop run goes on after its gated 45 s: 4 -> 2 -> 4 workers. */
@@ -196,7 +210,10 @@ async function measureNoLoad(target: Target): Promise<NoLoad> {
     `  no load (1 caller): upstream p50 ${fixed(f.upstream.p50, 1)} ms, p90 ${fixed(f.upstream.p90, 1)} ms; ` +
       `caller p50 ${fixed(f.caller.p50, 1)} ms, p90 ${fixed(f.caller.p90, 1)} ms (${f.ok} calls)`,
   );
+  const answered = record.calls.filter((c) => c.endMs >= 500 && c.upstreamMs !== undefined);
+  const upstreamMean = answered.reduce((sum, c) => sum + c.upstreamMs!, 0) / answered.length;
   return {
+    upstreamMean,
     upstreamP50: f.upstream.p50,
     upstreamP90: f.upstream.p90,
     callerP50: f.caller.p50,
@@ -272,7 +289,16 @@ async function runDefaults(
   const whole = figuresOf(record.calls, record.samples, 0, gatedMs);
   const describeLoad =
     load.kind === 'closed' ? `${load.callers} closed-loop callers` : `Poisson ${fixed(load.ratePerSecond, 0)}/s`;
-  const run: DefaultsRun = { name, load: describeLoad, gatedMs, record, settled, whole, snapshot: snapshotLine(gate) };
+  const run: DefaultsRun = {
+    name,
+    load: describeLoad,
+    gatedMs,
+    record,
+    settled,
+    whole,
+    snapshot: snapshotLine(gate),
+    baselineMs: gate.snapshot().baselineMs,
+  };
   log(`  defaults, ${name} (${describeLoad}, ${gatedMs / 1_000} s): ${figuresLine(settled)}`);
   log(`    from the start: ${figuresLine(whole)}`);
   log(`    at the end${after === undefined ? '' : ` (${durationMs / 1_000} s)`}: ${run.snapshot}`);
@@ -303,6 +329,15 @@ async function standardRuns(target: Target, sweep: Sweep, durations: Durations, 
     durations.closedMs,
   );
   return [closed, await openLoop(target, sweep, durations, seed)];
+}
+
+const FEW_CALLERS = 'few callers';
+
+/** PLAN.fewCallersFactor x `capacity` closed-loop callers (adr/0139): gated like the others, and on the baseline. */
+function fewCallers(target: Target, capacity: number, durations: Durations): Promise<DefaultsRun> {
+  const callers = Math.round(PLAN.fewCallersFactor * capacity);
+  const ms = Math.min(PLAN.fewCallersMs, durations.closedMs);
+  return runDefaults(target, FEW_CALLERS, { kind: 'closed', callers }, ms);
 }
 
 async function warm(target: Target, calls: number): Promise<void> {
@@ -401,6 +436,7 @@ async function gunicornServer(installed: Installed, cleanup: Cleanup, durations:
       log(`    re-converged after ${r.change}: ${r.ms === undefined ? 'never' : `${fixed(r.ms / 1_000, 1)} s`}`);
     }
     const open = await openLoop(target, sweep, durations, 0x5eed0001);
+    const few = await fewCallers(target, PLAN.gunicornWorkers, durations);
     return {
       name: 'gunicorn',
       describe,
@@ -408,7 +444,7 @@ async function gunicornServer(installed: Installed, cleanup: Cleanup, durations:
       noLoad,
       sweep,
       sweep2,
-      runs: [closed, open],
+      runs: [closed, open, few],
       phase: { kneeByPhase, reconvergence, phaseFigures },
       seconds: (performance.now() - started) / 1_000,
       warnings,
@@ -517,7 +553,10 @@ async function demoServer(cleanup: Cleanup, durations: Durations): Promise<Serve
     await warm(target, 10);
     const noLoad = await measureNoLoad(target);
     const sweep = await sweepCaps(target, '');
-    const runs = await standardRuns(target, sweep, durations, 0x5eed0003);
+    const runs = [
+      ...(await standardRuns(target, sweep, durations, 0x5eed0003)),
+      await fewCallers(target, PLAN.demo.capacity, durations),
+    ];
     const plotTitle = `demo upstream, capacity ${PLAN.demo.capacity} x ${PLAN.demo.serviceMs} ms`;
     return { name: 'demo', describe, plotTitle, noLoad, sweep, runs, seconds: (performance.now() - started) / 1_000 };
   } finally {
@@ -554,6 +593,16 @@ function criteriaOf(result: ServerResult): Criterion[] {
   const out: Criterion[] = [];
   for (const run of result.runs) {
     out.push(...runCriteria(result.name, run.name, run.settled, result.sweep.knee, result.noLoad.upstreamP90));
+    if (run.name !== FEW_CALLERS) continue;
+    const ratio = (run.baselineMs ?? Number.NaN) / result.noLoad.upstreamMean;
+    out.push({
+      server: result.name,
+      run: run.name,
+      name: 'baseline',
+      measured: `${fixed(run.baselineMs ?? Number.NaN, 1)} ms (${fixed(ratio, 2)} x no-load mean)`,
+      bound: `<= ${fixed(PLAN.fewCallersBaselineRatio * result.noLoad.upstreamMean, 1)} ms (${PLAN.fewCallersBaselineRatio} x no-load upstream mean ${fixed(result.noLoad.upstreamMean, 1)} ms)`,
+      pass: ratio <= PLAN.fewCallersBaselineRatio,
+    });
   }
   for (const r of result.phase?.reconvergence ?? []) {
     out.push({
