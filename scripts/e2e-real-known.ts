@@ -78,8 +78,8 @@ const POSTGRES_SMALL_KNEE_SWING =
   'At a median of 2 the bound is one call, 50%, and a window at 4 breaks it: p10 2, median 2, p90 4 (100%) in the closed loop of ' +
   "that CI run; the traced run met it at 50% in both loops. The gunicorn entry's dither at a knee of 3, one call lower";
 // The few-callers runs (adr/0139, 2026-12-07) cycle the same way at the same knees: gunicorn 40% (5-7 around 5) in a
-// first run and 20% (4-6 around 5) in the full one; the demo 25% (6-8 around 8) in the full run, 0.99-1.00x its
-// no-load latency learnt in both.
+// first run and 20% (4-6 around 5) in the full one; the demo 25% (6-8 around 8) in the full run. Both learnt about
+// 1.0x their no-load latency in both runs (0.99-1.04x on gunicorn, 1.00x on the demo in the full run).
 export const KNOWN_REAL_SERVER_FAILURES: Readonly<Record<string, string>> = {
   'postgres / closed loop / goodput': POSTGRES_SMALL_KNEE,
   'postgres / open loop / goodput': POSTGRES_SMALL_KNEE,

@@ -89,7 +89,7 @@ const PLAN = {
    */
   fewCallersFactor: 1.5,
   fewCallersMs: 30_000,
-  /** Its first baseline against the no-load upstream mean, as demand-step-closed asks in the simulator. */
+  /** Its baseline at the end against the no-load upstream mean (demand-step-closed asks the first one: no re-measure runs here). */
   fewCallersBaselineRatio: 1.25,
   pgTargetMs: 10,
   pgPool: 200,
@@ -745,6 +745,7 @@ function reportJson(results: readonly ServerResult[], criteria: readonly Criteri
         settled: run.settled,
         whole: run.whole,
         snapshot: run.snapshot,
+        baselineMs: run.baselineMs,
         events: run.record.events,
         samples: run.record.samples,
       })),

@@ -135,7 +135,7 @@ export class LimitControlLoop implements LimitController {
   private idleRounds = 0;
   /** The limit the current slow-start round began with: growth stops at twice it. */
   private roundLimit = 0;
-  /** The highest limit a round of this slow start began at, bound and showed no rise at: a concurrency tested. */
+  /** The highest limit a round of this slow start began at, bound and did not rise at (a young reference's too). */
   private testedLimit = 0;
   /** The slow start's reference (adr/0045): the pooled mean, and mean log, of its rounds that did not rise. */
   private referenceMs = Number.NaN;
@@ -449,9 +449,10 @@ export class LimitControlLoop implements LimitController {
       const short = n < this.config.minSamples && this.exit === 'app-limited' && steersOnMean && count > 0;
       const pool = short && !this.above(meanMs, n, poolMs, count) && !this.above(poolMs, count, meanMs, n);
       // Closed-loop callers between the tested limit and twice it outgrow the slow start's last tested round, and the
-      // window measures their queue; the pool, measured at the tested limit, is the no-load latency (adr/0139). Their
-      // demand holds at its peak (open-loop in-flight follows latency: adr/0138), a cohort rose over the pool, and the
-      // window rose no more than its in-flight over the tested limit (Little's law; a larger rise is the upstream's).
+      // window measures their queue; the pool, measured at up to about the tested limit, is the no-load latency
+      // (adr/0139). Their demand holds at its peak (open-loop in-flight follows latency: adr/0138), a cohort rose over
+      // the pool, and the window rose past the noise, by no more than its in-flight over the tested limit (Little's
+      // law: so that in-flight is past it; a larger rise is the upstream's).
       const grownBy = summary.meanInflight / this.testedLimit;
       const untested =
         tuning.untestedPool &&

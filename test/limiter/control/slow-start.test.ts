@@ -318,6 +318,17 @@ describe('the slow start: closed-loop demand between the tested limit and twice 
     ).toEqual(['25->22 queue-above-beta', '22->20 queue-above-beta', '20->18 queue-above-beta']);
   });
 
+  it('keeps the window with untestedPool off, and for gradient2, which steers on a p90 a pool of means does not give', () => {
+    const baselineOf = (controller: LimitControlLoop) => {
+      run(controller, 8_000, ({ inflight }) => ({ latencyMs: 100 * Math.max(1, inflight / 16) }), 24);
+      return controller.snapshot().baselineMs;
+    };
+    expect(baselineOf(new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, untestedPool: false }))).toBe(
+      150,
+    );
+    expect(baselineOf(new LimitControlLoop(resolveControlConfig({ algorithm: 'gradient2' })))).toBe(150);
+  });
+
   it('keeps the window where demand did not hold at its peak: in-flight that follows latency is not a closed loop', () => {
     // 20 and 28 callers by turns, 150 ms each (24 on average, as above): the window's mean in-flight is more than a call
     // under its peak, and for such demand a latency that rose with in-flight may be its cause, not its effect (adr/0138).
