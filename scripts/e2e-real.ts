@@ -47,6 +47,7 @@ import {
   replaceBlock,
   type RunFigures,
   runCriteria,
+  spread,
   sweepIsFlat,
 } from './e2e-real-metrics';
 import { httpTarget, type Load, type RunRecord, runLoad, type ScheduledEvent, type Target } from './e2e-real-load';
@@ -210,10 +211,9 @@ async function measureNoLoad(target: Target): Promise<NoLoad> {
     `  no load (1 caller): upstream p50 ${fixed(f.upstream.p50, 1)} ms, p90 ${fixed(f.upstream.p90, 1)} ms; ` +
       `caller p50 ${fixed(f.caller.p50, 1)} ms, p90 ${fixed(f.caller.p90, 1)} ms (${f.ok} calls)`,
   );
-  const answered = record.calls.filter((c) => c.endMs >= 500 && c.upstreamMs !== undefined);
-  const upstreamMean = answered.reduce((sum, c) => sum + c.upstreamMs!, 0) / answered.length;
+  const answered = record.calls.flatMap((c) => (c.endMs < 500 || c.upstreamMs === undefined ? [] : [c.upstreamMs]));
   return {
-    upstreamMean,
+    upstreamMean: spread(answered).mean,
     upstreamP50: f.upstream.p50,
     upstreamP90: f.upstream.p90,
     callerP50: f.caller.p50,

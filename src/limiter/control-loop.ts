@@ -439,33 +439,23 @@ export class LimitControlLoop implements LimitController {
       summary.latencyMs = Number.NaN;
       measured = true;
     } else if (clean && this.baselineWindow === 'open') {
-      // The window after a drain measures the no-load latency (adr/0045). After an app-limited slow start its cohorts
-      // are no-load samples too, if a few percent low (a cohort closes before its slowest calls): a window low traffic
-      // closed under minSamples errs more and pools them, unless the two differ past the noise (the upstream changed
-      // in between; adr/0109).
+      // The window after a drain measures the no-load latency (adr/0045). After an app-limited slow start (vegas) the
+      // slow start's queue-free cohorts are no-load samples too, if a few percent low (a cohort closes before its
+      // slowest calls): a window low traffic closed under minSamples errs more and pools them, unless the two differ past
+      // the noise (the upstream changed in between; adr/0109); a window that measured closed-loop callers' queue takes
+      // them instead (adr/0139).
       const n = summary.samples;
       const count = this.noLoadCount;
       const poolMs = this.noLoadSum / count;
-      const short = n < this.config.minSamples && this.exit === 'app-limited' && steersOnMean && count > 0;
-      const pool = short && !this.above(meanMs, n, poolMs, count) && !this.above(poolMs, count, meanMs, n);
-      // Closed-loop callers between the tested limit and twice it outgrow the slow start's last tested round, and the
-      // window measures their queue; the pool, measured at up to about the tested limit, is the no-load latency
-      // (adr/0139). Their demand holds at its peak (open-loop in-flight follows latency: adr/0138), a cohort rose over
-      // the pool, and the window rose past the noise, by no more than its in-flight over the tested limit (Little's
-      // law: so that in-flight is past it; a larger rise is the upstream's).
-      const grownBy = summary.meanInflight / this.testedLimit;
-      const untested =
-        tuning.untestedPool &&
-        this.exit === 'app-limited' &&
-        steersOnMean &&
-        count >= ROUND_SAMPLES &&
-        this.noLoadRefused &&
-        this.testedLimit > 0 &&
-        summary.meanInflight >= summary.peakInflight - 1 &&
-        this.above(meanMs, n, poolMs, count) &&
-        !this.above(meanMs, n, poolMs * grownBy, count);
-      const valueMs = untested ? poolMs : pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
-      const valueMeanMs = pool || untested ? valueMs : meanMs;
+      const lends = this.exit === 'app-limited' && steersOnMean && count > 0;
+      const pool =
+        lends &&
+        n < this.config.minSamples &&
+        !this.above(meanMs, n, poolMs, count) &&
+        !this.above(poolMs, count, meanMs, n);
+      const stands = lends && tuning.untestedPool && this.measuredCallersQueue(meanMs, n, poolMs, count);
+      const valueMs = stands ? poolMs : pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
+      const valueMeanMs = pool || stands ? valueMs : meanMs;
       // 'set' after a jump or a fall, else as startSlowStart chose (that holds until the next slow start); no drain:
       // 'offer'.
       const set = tuning.drainOnExit && (remeasures(this.exit) || this.pendingBaseline === 'set');
@@ -748,6 +738,24 @@ export class LimitControlLoop implements LimitController {
     // its error is not averaged out by confirming: it must hold ROUND_SAMPLES first (adr/0106).
     if (this.referenceSamples < ROUND_SAMPLES && this.tuning.matureReference) return false;
     return logMean > referenceLog + Math.log1p(this.noiseBound(samples, this.referenceSamples));
+  }
+
+  // Whether an app-limited slow start's baseline window measured closed-loop callers' queue (adr/0139): callers between
+  // the tested limit and twice it outgrow the slow start's last tested round. Their demand holds at its peak (open-loop
+  // in-flight follows latency: adr/0138), a cohort of the slow start rose over its pool (measured at up to about the
+  // tested limit, and mature), and the window rose over the pool past the noise, by no more than its in-flight over the
+  // tested limit (Little's law: so that in-flight is past it; a larger rise is the upstream's).
+  private measuredCallersQueue(meanMs: number, n: number, poolMs: number, count: number): boolean {
+    const { meanInflight, peakInflight } = this.summary;
+    const tested = this.testedLimit;
+    return (
+      count >= ROUND_SAMPLES &&
+      this.noLoadRefused &&
+      tested > 0 &&
+      meanInflight >= peakInflight - 1 &&
+      this.above(meanMs, n, poolMs, count) &&
+      !this.above(meanMs, n, poolMs * (meanInflight / tested), count)
+    );
   }
 
   /** Whether the cohort's mean is above the no-load pool's past the noise bound (false for an empty pool: NaN). */
