@@ -11,6 +11,7 @@ import { latencyCliff } from './latency-cliff';
 import { lowTraffic } from './low-traffic';
 import { machineNoise } from './machine-noise';
 import { manyClients } from './many-clients';
+import { onOff } from './on-off';
 import { productionCase } from './production';
 import { randomRefusals } from './random-refusals';
 import { retryStorm } from './retry-storm';
@@ -32,6 +33,8 @@ export const MANY_CLIENT_CELLS = [
   [50, 2],
 ] as const;
 export const OVERLOAD_CAPS = [4, 20] as const;
+/** Bursts with idle gaps: one client at each capacity, and a fleet of 10 sharing 20 (share 2). */
+export const ON_OFF_CAPACITIES = [6, 20, 100] as const;
 
 /** The scenarios every algorithm runs (the matrix): physics criteria, one limiter or many. */
 function physics(algorithm: Algorithm): Scenario[] {
@@ -70,6 +73,9 @@ export function acceptanceScenarios(): Scenario[] {
     explicitOverload(20, 'vegas', 0x5eed1100, 1_000),
     // Closed-loop users between C and 2 C from the start: the slow start's growth stops short of its limit (adr/0138, 0139).
     ...DEMAND_STEP_CAPACITIES.map((c) => demandStep(c, 'vegas', 0x5eed0e00 + c, 'closed')),
+    // Idle gaps between bursts: the idle rule's restart, alone and in a fleet that comes back together.
+    ...ON_OFF_CAPACITIES.map((c) => onOff(c, 'vegas')),
+    onOff(20, 'vegas', 10),
     productionCase(),
     streaming(),
     lowTraffic(),

@@ -77,7 +77,7 @@ function latencyShrink(reason: LimitChangeReason): boolean {
  *
  * Phases (adr/0045): slow start from initialLimit until a round shows a queue or a reduce signal;
  * drain to the concurrency the upstream served; measure the baseline; then congestion avoidance.
- * An idle gap or a re-taken baseline starts a new slow start.
+ * A re-taken baseline starts a new slow start, and so does an idle gap that cut one short (or its drain's windows).
  */
 export class LimitControlLoop implements LimitController {
   /** The admitted limit; a plain field, read on every admission. */
@@ -180,8 +180,6 @@ export class LimitControlLoop implements LimitController {
   private readonly alpha: BandFunction | undefined;
   /** What a return after a re-measure leaves under the served concurrency (`returnHeadroom`). */
   private readonly returnHeadroom: BandFunction | undefined;
-  /** What the current slow start's baseline window does with the baseline: 'set' it, or 'offer' (only lowers). */
-  private pendingBaseline: 'set' | 'offer' = 'set';
   /** The concurrency an overload window showed the upstream serves; growth holds there until `overloadUntil`. */
   private overloadCeiling = Number.NaN;
   private overloadUntil = -Infinity;
@@ -212,7 +210,7 @@ export class LimitControlLoop implements LimitController {
     this.returnHeadroom = returnHeadroom(config, tuning, band);
     this.window = new SamplingWindow({ ...config, ...tuning });
     this.baseline = new Baseline(tuning);
-    this.startSlowStart('set');
+    this.startSlowStart();
   }
 
   observeMark(latencyMs: number, now: number, inflight: number, admitted?: number): boolean {
@@ -456,17 +454,17 @@ export class LimitControlLoop implements LimitController {
       const stands = lends && tuning.untestedPool && this.measuredCallersQueue(meanMs, n, poolMs, count);
       const valueMs = stands ? poolMs : pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
       const valueMeanMs = pool || stands ? valueMs : meanMs;
-      // 'set' after a jump or a fall, else as startSlowStart chose (that holds until the next slow start); no drain:
-      // 'offer'.
-      const set = tuning.drainOnExit && (remeasures(this.exit) || this.pendingBaseline === 'set');
-      measured = set ? baseline.set(valueMs, valueMeanMs) : baseline.offer(valueMs, valueMeanMs) !== 'none';
+      // A drained window sets the baseline; without the drain (drainOnExit off) it only offers one.
+      measured = tuning.drainOnExit
+        ? baseline.set(valueMs, valueMeanMs)
+        : baseline.offer(valueMs, valueMeanMs) !== 'none';
       if (measured) {
         // After a fall, the concurrency its window held: a faster upstream serves at least that much without queueing
         // (servers and CPUs serve a concurrency, whatever each call's time), while the window's completion rate
         // straddled the slow part and reads low (adr/0136).
         const servedBack =
           this.exit === 'fall' ? this.exitLimit : this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
-        // vegas's later slow starts (after a stale raise or an idle gap) return too: their exit round served what the
+        // vegas's later slow starts (after a stale raise) return too: their exit round served what the
         // upstream takes now, as a jump window did (an app-limited exit drained nothing: its rate, so its return, is 0).
         // Not the first one's: clients that start together exit, drain and measure at different times, so each exit
         // round's share is not what it gets once all run, and returning there left them unfair (many-clients; adr/0137).
@@ -617,7 +615,7 @@ export class LimitControlLoop implements LimitController {
         // start's: adr/0128, 0133, 0136, 0137), at most the exit's limit. Otherwise (the first slow start's exit,
         // gradient2's slow starts, an app-limited exit, startReturn or jumpReturn off) the algorithm grows from the
         // drained limit (jumping back at once would load an upstream others still measure; gradient2 would sit over
-        // 1.5 C: adr/0133). An idle restart's window that does not lower the baseline measures nothing: no return.
+        // 1.5 C: adr/0133).
         if (drainBack > estimate) {
           next = drainBack < this.exitLimit ? drainBack : this.exitLimit;
           reason = 'drain';
@@ -641,7 +639,7 @@ export class LimitControlLoop implements LimitController {
       // Slower, not busier (adr/0047): hold, and find the capacity anew. (Only vegas and gradient2 shrink on latency.)
       next = estimate;
       reason = 'baseline-raised';
-      this.startSlowStart('set');
+      this.startSlowStart();
     }
     // Timeouts and refusals that come with a queue are the queue's, not a tail's; refusals past every answer, a cap's.
     if (latencyDriven && summary.samples > 0 && !latencyShrink(decision.reason)) {
@@ -838,8 +836,8 @@ export class LimitControlLoop implements LimitController {
     this.roundStartedAt = now;
   }
 
-  /** Starts a slow start from the current limit; its drain measures the baseline as `mode` says. */
-  private startSlowStart(mode: 'set' | 'offer'): void {
+  /** Starts a slow start from the current limit; the baseline window after its drain sets the baseline. */
+  private startSlowStart(): void {
     if (this.config.algorithm === 'fixed' || !(this.tuning.startupGain > 0)) return;
     this.slowStart = true;
     // A rise the last slow start held growth for is not this one's (an idle gap can cut one short).
@@ -852,7 +850,6 @@ export class LimitControlLoop implements LimitController {
     // must not restore a limit from it (adr/0123).
     this.liveSum = this.liveCount = this.spreadWeight = this.spreadSquares = this.exitRate = 0;
     this.noLoadRefused = this.cohortClean = false;
-    this.pendingBaseline = mode;
   }
 
   /** Ends the slow start: the next clean window, with calls admitted from now on, measures the baseline. */
@@ -868,8 +865,11 @@ export class LimitControlLoop implements LimitController {
     this.baselineWindowSamples = this.samplesFor(used < this.estimate ? this.clamp(used) : this.estimate);
   }
 
-  // The idle rule (adr/0031): after idleAfterMs without a lesson, drop the stale window and smoothing and
-  // slow-start from the current limit (RFC 5681 §4.1); the baseline is kept.
+  // The idle rule (adr/0031): after idleAfterMs without a lesson, drop the stale window and smoothing. The limit and
+  // the baseline stay: the gap taught nothing against either (RFC 7661 keeps a validated congestion window over an
+  // idle period). A slow start from that limit overshot to 4-5 C for a round trip and drained under it, in step with
+  // every client that came back with it (adr/0140). A slow start, or a drain's settling and baseline window, that the
+  // gap cut short starts again: its measurement is minutes old.
   private restartAfterIdle(now: number): void {
     // The gap is accounted for once, even if the settle that ended it teaches nothing.
     this.lastLearnedAt = now;
@@ -877,8 +877,7 @@ export class LimitControlLoop implements LimitController {
     this.signal.reset();
     this.baseline.endDescent();
     this.nextCheckAt = -Infinity;
-    // Before the first baseline window measured, the baseline is a slow start's provisional one: still to be set.
-    this.startSlowStart(this.baselineMeasured ? 'offer' : 'set');
+    if (this.slowStart || this.baselineWindow !== 'none') this.startSlowStart();
   }
 
   private clamp(estimate: number): number {

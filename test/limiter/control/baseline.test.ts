@@ -702,6 +702,27 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(without.reached - shipped.reached).toBeGreaterThanOrEqual(6_000);
   });
 
+  it("leaves gradient2 to grow from a later slow start's drain: no return (adr/0133, adr/0137)", () => {
+    // 64 callers on 16 servers at 100 ms, 2.5x slower from 30 s: gradient2 descends 16 -> 9 under its tolerance, the
+    // stale raise re-takes the baseline at 76.8 s, and the raise's slow start drains to 8. At once at the served
+    // concurrency gradient2 would sit at its design point, over 1.5 C: it grows from the drain instead.
+    const controller = new LimitControlLoop(resolveControlConfig({ algorithm: 'gradient2' }));
+    const { changes } = runScripted({
+      controller,
+      durationMs: 90_000,
+      clients: 64,
+      call: ({ now, inflight }) => ({ latencyMs: 100 * (now >= 30_000 ? 2.5 : 1) * Math.max(1, inflight / 16) }),
+    });
+    const after = changes.filter((change) => change.at > 76_000 && change.reason !== 'slow-start');
+    expect(after.map((change) => `${change.to} ${change.reason}`)).toEqual([
+      '10 baseline-raised',
+      '8 drain',
+      '9 latency-within-tolerance',
+      '10 latency-within-tolerance',
+    ]);
+    expect(controller.snapshot().baselineRaises).toBe(1);
+  });
+
   it.each([
     // [window latency, in flight, algorithm, the drain's target or null for none]
     // vegas at L = 60 (alpha 2.49 calls): a baseline a share e high misses 60 e calls of queue, so 95 ms (e = 0.05,

@@ -548,43 +548,6 @@ describe('the baseline window after a jump drain goes back up when the upstream 
   });
 });
 
-describe('the offer window after an idle restart (adr/0031)', () => {
-  it("only measures when it lowers the baseline (100 -> 80 ms): then returns (vegas, adr/0137), or without the return holds ('warming-up')", () => {
-    // 16 servers at 100 ms, 400 callers for 20 s, nobody for 80 s (idle), then 400 again; 80 ms from 50 s on. Returns
-    // the change of each window close after the gap: the one that lowered the baseline and the next.
-    const afterGap = (tuning: Partial<ControlTuning>, algorithm: 'vegas' | 'gradient2' = 'vegas') => {
-      const controller = loop({ algorithm }, tuning);
-      const closes: Array<{ baselineMs: number | undefined; change: unknown }> = [];
-      let windows = 0;
-      runScripted({
-        controller,
-        durationMs: 106_000,
-        clients: (now) => (now < 20_000 || now >= 100_000 ? 400 : 0),
-        call: ({ now, inflight }) => {
-          const snapshot = controller.snapshot();
-          if (snapshot.windows !== windows) {
-            windows = snapshot.windows;
-            if (now > 100_000) closes.push({ baselineMs: snapshot.baselineMs, change: snapshot.lastChange });
-          }
-          return { latencyMs: (now < 50_000 ? 100 : 80) * Math.max(1, inflight / 16) };
-        },
-      });
-      const lowered = closes.findIndex((close) => close.baselineMs === 80);
-      expect(closes[lowered - 1]?.baselineMs).toBe(100);
-      return closes.slice(lowered, lowered + 2).map((close) => close.change);
-    };
-    // (Without the return after a later slow start's re-measure, adr/0137.)
-    expect(afterGap({ startReturn: false })).toMatchObject([
-      { from: 12, to: 12, direction: 'hold', reason: 'warming-up' },
-      { from: 12, reason: 'no-queue', direction: 'grow' },
-    ]);
-    // With it, the restart's slow start is a later one: back to the 16 servers' concurrency at 80 ms less beta(16).
-    expect(afterGap({})[0]).toMatchObject({ from: 12, to: 14, direction: 'grow', reason: 'drain' });
-    // Not gradient2's (adr/0133: at once at the served concurrency it sits over 1.5 C): it holds at its drain of 9.
-    expect(afterGap({}, 'gradient2')[0]).toMatchObject({ from: 9, to: 9, direction: 'hold', reason: 'warming-up' });
-  });
-});
-
 describe("the slow start's reference pools the rounds that did not rise (adr/0045)", () => {
   it('pools rounds within 1/8 under it (94 ms after 100 ms), so 112 ms later is a rise: the slow start ends at a limit of 112, not at maxLimit', () => {
     const controller = loop();

@@ -285,7 +285,7 @@ describe('the control loop: telemetry', () => {
   });
 });
 
-describe('the control loop: the idle rule (adr/0031)', () => {
+describe('the control loop: the idle rule (adr/0031, adr/0140)', () => {
   /** A vegas loop driven to minLimit 1 by timeouts after its slow start; its last settle at `clampedAt`. */
   function clamped(): { controller: LimitControlLoop; clampedAt: number } {
     const { controller, at } = steering();
@@ -294,39 +294,50 @@ describe('the control loop: the idle rule (adr/0031)', () => {
     return { controller, clampedAt };
   }
 
-  it('does nothing for gaps shorter than 2 x maxWindowMs (60 s)', () => {
-    const { controller, clampedAt } = clamped();
-    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, clampedAt + 59_999, 1);
-    expect(controller.snapshot().slowStart).toBe(false);
+  /** Steering (smoothed latency 100 ms), then one call settling `gapMs` after the last at `latencyMs`; the snapshot. */
+  function afterGap(gapMs: number, latencyMs: number, durationMs?: number) {
+    const { controller, at } = steering();
+    expect(controller.snapshot().latencyMs).toBe(100);
+    observeAt(controller, { verdict: 'ok', latencyMs, durationMs }, at + gapMs, 30);
+    return controller.snapshot();
+  }
+
+  it('does nothing for gaps shorter than 2 x maxWindowMs (60 s): the smoothing stays', () => {
+    expect(afterGap(59_999 + 100, 100).latencyMs).toBe(100);
   });
 
-  it('restarts a slow start from the limit it has after 60 s with nothing in flight (RFC 5681 §4.1)', () => {
-    const { controller, clampedAt } = clamped();
-    // The gap runs from the last lesson to the start of the call that ends it (60 s: nothing was in
-    // flight). The settle already finds the limit binding: the new slow start grows.
-    expect(observeAt(controller, { verdict: 'ok', latencyMs: 100 }, clampedAt + 60_100, 1)).toBe(true);
-    expect(controller.snapshot()).toMatchObject({ limit: 2, slowStart: true, baselineMs: 100 });
-    expect(controller.snapshot().lastChange).toMatchObject({ from: 1, to: 2, reason: 'slow-start' });
+  it('after 60 s with nothing in flight drops the smoothing and keeps the limit and the baseline: no slow start', () => {
+    expect(afterGap(60_000 + 100, 100)).toMatchObject({
+      latencyMs: undefined,
+      limit: 31,
+      baselineMs: 100,
+      slowStart: false,
+    });
   });
 
-  it('restarts even when the settle that ends the gap teaches nothing', () => {
+  it('keeps a clamped limit: vegas grows from it as it would without the gap (RFC 7661 keeps a validated window)', () => {
     const { controller, clampedAt } = clamped();
-    observeAt(controller, { verdict: 'cancelled', latencyMs: 1 }, clampedAt + 60_001, 1);
-    expect(controller.snapshot()).toMatchObject({ limit: 1, slowStart: true, latencyMs: undefined });
-    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, clampedAt + 60_200, 1);
-    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, clampedAt + 60_300, 1); // a round trip
-    // The new slow start's first round: it grew on the binding sample and closed on a round trip.
-    expect(controller.snapshot()).toMatchObject({ limit: 2, latencyMs: 100, slowStart: true });
+    // The gap runs from the last lesson to the start of the call that ends it (60 s: nothing was in flight).
+    expect(observeAt(controller, { verdict: 'ok', latencyMs: 100 }, clampedAt + 60_100, 1)).toBe(false);
+    expect(controller.snapshot()).toMatchObject({ limit: 1, slowStart: false, baselineMs: 100, latencyMs: undefined });
+    feedUntilClose(controller, clampedAt + 60_200, { inflight: 1 });
+    expect(controller.snapshot().lastChange).toMatchObject({ from: 1, direction: 'grow', reason: 'no-queue' });
+  });
+
+  it('drops the smoothing even when the settle that ends the gap teaches nothing', () => {
+    const { controller, at } = steering();
+    observeAt(controller, { verdict: 'cancelled', latencyMs: 1 }, at + 60_001, 1);
+    expect(controller.snapshot()).toMatchObject({ limit: 31, slowStart: false, latencyMs: undefined });
   });
 
   it('drops the half-filled window and the stale latency smoothing', () => {
     const { controller, at: end } = steering();
     feed(controller, { count: 40, fromMs: end + 1, toMs: end + 1_000, latencyMs: 900, inflight: 30 }); // half a window
     const resumedAt = end + 1_000 + 120_000;
-    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, resumedAt, 1);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, resumedAt, 30);
     expect(controller.snapshot().latencyMs).toBeUndefined();
-    // The first round after the gap holds fresh samples only: its mean is 100 ms, not 900-ish.
-    observeAt(controller, { verdict: 'ok', latencyMs: 100 }, resumedAt + 100, 2);
+    // The first window after the gap holds fresh samples only: its mean is 100 ms, not 900-ish.
+    feedUntilClose(controller, resumedAt + 10, { inflight: 30 });
     expect(controller.snapshot().latencyMs).toBe(100);
   });
 
@@ -336,29 +347,25 @@ describe('the control loop: the idle rule (adr/0031)', () => {
     const before = controller.snapshot();
     expect(before.limit).toBe(60);
     observeAt(controller, { verdict: 'ok', latencyMs: 100 }, end + 3_600_000, 1);
-    expect(controller.snapshot()).toMatchObject({ limit: 60, baselineMs: before.baselineMs, slowStart: true });
+    expect(controller.snapshot()).toMatchObject({ limit: 60, baselineMs: before.baselineMs, slowStart: false });
   });
 
   it('is not idle when the call that ends the gap was in flight before it began (a stream, a slow call)', () => {
-    const { controller, clampedAt } = clamped();
     // Started 1 ms before the last settle, it ran through the whole gap.
-    observeAt(controller, { verdict: 'ok', latencyMs: 70_001, durationMs: 70_001 }, clampedAt + 70_000, 1);
-    expect(controller.snapshot().slowStart).toBe(false);
+    expect(afterGap(70_000, 70_001, 70_001).latencyMs).toBe(100);
   });
 
   it('is not idle after a gap that a marked stream spans: its mark taught the loop inside it', () => {
-    const { controller, clampedAt } = clamped();
-    controller.observeMark(500, clampedAt + 501, 1);
-    observeAt(controller, { verdict: 'ok', latencyMs: 500, durationMs: 70_000 }, clampedAt + 70_001, 1, true);
-    expect(controller.snapshot().slowStart).toBe(false);
+    const { controller, at } = steering();
+    controller.observeMark(100, at + 501, 30);
+    observeAt(controller, { verdict: 'ok', latencyMs: 100, durationMs: 70_000 }, at + 70_001, 30, true);
+    expect(controller.snapshot().latencyMs).toBe(100);
   });
 
-  // Regression (fixed): idle means nothing in flight for idleAfterMs, but the loop only asks whether
+  // Regression (fixed): idle means nothing in flight for idleAfterMs, but the loop only asked whether
   // the settling call started before the last settle. A call that started 1 ms after it and ran
-  // for 70 s kept the upstream busy through the gap, and its settle still restarts the slow start.
+  // for 70 s kept the upstream busy through the gap.
   it('is not idle when the call that ends the gap started inside it and ran through it', () => {
-    const { controller, clampedAt } = clamped();
-    observeAt(controller, { verdict: 'ok', latencyMs: 69_999, durationMs: 69_999 }, clampedAt + 70_000, 1);
-    expect(controller.snapshot().slowStart).toBe(false);
+    expect(afterGap(70_000, 69_999, 69_999).latencyMs).toBe(100);
   });
 });

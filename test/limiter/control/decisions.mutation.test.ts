@@ -300,4 +300,21 @@ describe('the slow start: its reference and its algorithms', () => {
     expect(controller.limit).toBeGreaterThanOrEqual(8);
     expect(controller.limit).toBeLessThanOrEqual(16);
   });
+
+  it('with drainOnExit false, the window after the slow start offers the baseline: a lower one measures (it holds)', () => {
+    // 12 callers under 16 servers; calls started in the first 300 ms take 130 ms (the slow start's provisional
+    // baseline), later ones 100 ms. The window after the app-limited exit lowers the baseline to 100 and holds; vegas
+    // grows from the next one (at 3.6 s if that window had not measured).
+    const controller = loop({}, { drainOnExit: false });
+    const { changes } = runScripted({
+      controller,
+      durationMs: 6_000,
+      clients: 12,
+      call: (start) => ({ latencyMs: (start.now < 300 ? 1.3 : 1) * knee(start).latencyMs }),
+    });
+    expect(changes.filter((change) => change.reason !== 'slow-start')).toEqual([
+      { from: 13, to: 14, direction: 'grow', reason: 'no-queue', at: 5_590 },
+    ]);
+    expect(controller.snapshot().baselineMs).toBe(100);
+  });
 });

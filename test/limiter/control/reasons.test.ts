@@ -221,13 +221,19 @@ describe('every reason the control loop gives', () => {
     for (const reason of NEVER_EMITTED) expect(seen.has(reason)).toBe(false);
   });
 
-  it("names an idle restart 'slow-start': the slow start it begins (adr/0031, adr/0045)", () => {
+  it('names nothing for an idle gap once steering: the limit and the baseline stay (adr/0031, adr/0140)', () => {
     const { recording, open } = steering();
     const changes: LimitChange[] = [];
     recording.changes.subscribe((change) => changes.push(change));
-    // After two minutes with nothing in flight, the first settle finds the limit binding.
+    const before = recording.snapshot();
+    // After two minutes with nothing in flight, the first settle finds the limit binding: no slow start grows it.
     observeAt(recording, { verdict: 'ok', latencyMs: 100 }, open + 120_000, 200);
-    expect(recording.snapshot().slowStart).toBe(true);
-    expect(changes.map((change) => [change.to - change.from, change.reason])).toEqual([[1, 'slow-start']]);
+    expect(recording.snapshot()).toMatchObject({
+      slowStart: false,
+      limit: before.limit,
+      baselineMs: before.baselineMs,
+      latencyMs: undefined,
+    });
+    expect(changes).toEqual([]);
   });
 });
