@@ -17,7 +17,7 @@ import {
   type Algorithm,
 } from './common';
 
-/** Three bursts of 40 s; the first 10 s of each are its start, not judged (a cold start gets 60 s). */
+/** Three bursts of 40 s; the first 10 s of each are reported, not judged, and burst 1 (a cold start) not at all. */
 const BURSTS = 3;
 const BURST_S = 40;
 const BURST_START_S = 10;
@@ -37,13 +37,14 @@ const GAP_S = 90;
  *
  * Criteria for bursts 2 and 3, over each burst from 10 s in to its end: the physics criteria (upstream in-flight
  * <= 1.5 C, upstream p90 <= 2x no-load, goodput >= 0.85 of the throughput); one client: its limit <= 1.5 C from
- * 10 s in to the end; a fleet: Jain's index >= 0.9. And the baseline at the end within 1.25x of the no-load mean
- * (no restart learnt a queue).
+ * 10 s in to the end; a fleet: Jain's index >= 0.9. And every client's baseline at the end within 1.25x of the
+ * no-load mean (no burst learnt a queue).
  */
 export function onOff(capacity: number, algorithm: Algorithm, clients = 1, seed = 0x5eed3000 + capacity): Scenario {
   const fleet = clients > 1;
   const name = `on-off-c${capacity}${fleet ? `-n${clients}` : ''}-${algorithm}`;
-  const title = `Bursts of 3x overload with idle gaps, capacity ${capacity}${fleet ? `, ${clients} clients` : ''} (${algorithm})`;
+  const who = fleet ? `, ${clients} clients` : '';
+  const title = `Bursts of 3x overload with idle gaps, capacity ${capacity}${who} (${algorithm})`;
   const service = serviceFor(capacity);
   return {
     name,
@@ -57,7 +58,7 @@ export function onOff(capacity: number, algorithm: Algorithm, clients = 1, seed 
         if (b < BURSTS) spec.push([`gap${b}`, GAP_S]);
       }
       const phases = phasesOf(...spec);
-      let first: Limiter | undefined;
+      const all: Limiter[] = [];
       const world = new World({
         seed: runSeed,
         phases,
@@ -66,7 +67,7 @@ export function onOff(capacity: number, algorithm: Algorithm, clients = 1, seed 
         clients: (tools) =>
           Array.from({ length: clients }, (_, i) => {
             const client = userClient(tools, i, { algorithm });
-            first ??= client.limiter;
+            all.push(client.limiter);
             return client;
           }),
       });
@@ -96,14 +97,15 @@ export function onOff(capacity: number, algorithm: Algorithm, clients = 1, seed 
           criteria.push(holds(`burst ${b}: the limit is <= 1.5 C from 10 s in to the end`, boundedAfterMs <= 10_000));
           figures[`burst${b}BoundedAfterS`] = boundedAfterMs / 1000;
         }
-        // The restart itself, reported: a slow start from the last burst's limit, its drain and its re-measure.
+        // The burst's first 10 s, reported: how the loop resumes from the limit the last burst left.
         figures[`burst${b}StartInflight`] = start.upstreamInflightMean / capacity;
         figures[`burst${b}StartInflightMax`] = start.upstreamInflightMax / capacity;
         figures[`burst${b}StartGoodput`] = start.goodputPerSec / throughput;
         figures[`burst${b}Limit`] = judged.limitMean / capacity;
       }
-      const baselineEnd = (first!.snapshot().baselineMs ?? Number.NaN) / service.meanMs;
-      criteria.push(atMost('baseline at the end / no-load mean (the first client)', baselineEnd, 1.25));
+      // The highest client's baseline: a client that learnt a queue is the one a fleet's fairness pays for.
+      const baselineEnd = Math.max(...all.map((l) => l.snapshot().baselineMs ?? Number.NaN)) / service.meanMs;
+      criteria.push(atMost('baseline at the end / no-load mean (the highest client)', baselineEnd, 1.25));
       figures.baselineEnd = baselineEnd;
       return resultOf(world, { name, title, algorithm }, runSeed, criteria, {
         ...figures,

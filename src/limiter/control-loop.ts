@@ -866,10 +866,11 @@ export class LimitControlLoop implements LimitController {
   }
 
   // The idle rule (adr/0031): after idleAfterMs without a lesson, drop the stale window and smoothing. The limit and
-  // the baseline stay: the gap taught nothing against either (RFC 7661 keeps a validated congestion window over an
-  // idle period). A slow start from that limit overshot to 4-5 C for a round trip and drained under it, in step with
-  // every client that came back with it (adr/0140). A slow start, or a drain's settling and baseline window, that the
-  // gap cut short starts again: its measurement is minutes old.
+  // the baseline stay: the gap taught nothing against either (RFC 7661 lets TCP keep its window through a quiet
+  // spell), and the jump rule's last windows stay too, so an upstream 2.5x slower jumps on the first window. A
+  // slow start from that limit overshot to 4-5 C for a round trip and drained under it, in step with every client
+  // that came back with it (adr/0140). A slow start, or a drain's settling and baseline window, that the gap cut
+  // short starts again: its measurement is minutes old.
   private restartAfterIdle(now: number): void {
     // The gap is accounted for once, even if the settle that ended it teaches nothing.
     this.lastLearnedAt = now;

@@ -364,10 +364,11 @@ describe('the control loop re-measures a stale baseline (adr/0047)', () => {
     expect(controller.snapshot().baselineMs).toBe(150);
   });
 
-  it('after an idle gap, measures the baseline only downwards (offer): 1.3x the old latency keeps it (adr/0031)', () => {
+  it('keeps the baseline over an idle gap: 1.3x the old latency after it is read as queue, not measured (adr/0140)', () => {
     const { controller, at } = settledAt();
-    // 70 s without calls (idle after 60 s), then the same demand at 130 ms: under raiseRatio, so
-    // the stale-baseline rules do not apply, and the idle restart's baseline window only offers.
+    // 70 s without calls (idle after 60 s), then the same demand at 130 ms: under raiseRatio, so no jump. The gap
+    // measures nothing, and 30 windows later the baseline is still 100 (before adr/0140 the restart's baseline window
+    // only offered, with the same result).
     feedWindows(controller, 30, at + 70_000, { inflight: 30, latencyMs: 130 });
     expect(controller.snapshot()).toMatchObject({ baselineMs: 100, slowStart: false });
   });

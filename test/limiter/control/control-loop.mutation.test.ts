@@ -157,6 +157,17 @@ describe('the control loop: the limit and the baseline over an idle gap (adr/003
     expect(snapshot.baselineMs).toBeCloseTo(94.39, 2);
   });
 
+  it('jumps on the first window after the gap when the upstream is 2.5x slower: the jump rule keeps its last windows', () => {
+    const { after, snapshot } = afterIdle(250);
+    expect(after.slice(0, 3).map((change) => `${change.from} -> ${change.to} ${change.reason}`)).toEqual([
+      '19 -> 3 baseline-raised',
+      '3 -> 8 drain',
+      '8 -> 16 drain',
+    ]);
+    expect(after[0]!.at).toBeLessThan(103_000);
+    expect(snapshot).toMatchObject({ baselineMs: 250 });
+  });
+
   it('reads a slower upstream (150 ms) as queue until the stale raise re-takes the baseline, as without the gap', () => {
     const { after, snapshot } = afterIdle(150);
     expect(after[0]).toMatchObject({ from: 19, reason: 'queue-above-beta' });

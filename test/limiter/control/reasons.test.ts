@@ -189,7 +189,7 @@ const SCENARIOS = {
   },
 } satisfies Partial<Record<LimitChangeReason, () => Recording>>;
 
-/** Reasons in the union that the loop never gives (reported): the idle restart reads 'slow-start'. */
+/** Reasons in the union that the loop never gives (reported): an idle gap moves no limit (adr/0140). */
 const NEVER_EMITTED = ['idle-restart', 'invalid-step'] as const satisfies readonly LimitChangeReason[];
 
 // Compile-time: every reason is either covered by a scenario or listed as never emitted.
