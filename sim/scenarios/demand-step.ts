@@ -19,6 +19,13 @@ import {
 
 /** The closed-loop variant's users, a multiple of the capacity: past it, and under twice it (adr/0138). */
 const CLOSED_USERS_PER_CAPACITY = 1.5;
+/**
+ * The thinking variant's users and their think time, a share of the service's median: 2 C users who each wait half a
+ * service time between an answer and their next call keep about 2 C x 1 / 1.5 = 1.33 C calls in flight, past the
+ * capacity and under twice it, and their in-flight moves as users think (adr/0139's steady-demand test leaves them out).
+ */
+const THINKING_USERS_PER_CAPACITY = 2;
+const THINK_SHARE_OF_SERVICE = 0.5;
 
 /**
  * A demand step (issue 14): 10% of capacity for two minutes, then 3x. Demand rising from
@@ -38,20 +45,24 @@ const CLOSED_USERS_PER_CAPACITY = 1.5;
  * 1 ms after each answer: demand past the capacity and under twice it, which stops the slow start's growth short of
  * its limit, so its baseline window measures their queue unless the slow start's no-load pool stands for it
  * (adr/0138, adr/0139). It also asks the baseline before the step to be within 1.25x of the no-load mean. C = 6 is a
- * known library problem (sim/known-failures.ts).
+ * known library problem (sim/known-failures.ts). The `thinking` variant (demand-step-thinking) has 2 C users who think
+ * half a service time between calls: the same demand, unsteady, which adr/0139's rule does not take for callers.
  */
 export function demandStep(
   capacity: number,
   algorithm: Algorithm,
   seed = 0x5eed0d00 + capacity,
-  from: 'light' | 'closed' = 'light',
+  from: 'light' | 'closed' | 'thinking' = 'light',
 ): Scenario {
-  const closed = from === 'closed';
-  const name = `demand-step${closed ? '-closed' : ''}-c${capacity}-${algorithm}`;
-  const title = closed
-    ? `Demand step ${CLOSED_USERS_PER_CAPACITY} C closed-loop users -> 3x capacity ${capacity} (${algorithm})`
-    : `Demand step 0.1x -> 3x capacity ${capacity} (${algorithm})`;
+  const closed = from !== 'light';
+  const thinking = from === 'thinking';
+  const name = `demand-step${closed ? `-${from}` : ''}-c${capacity}-${algorithm}`;
   const service = serviceFor(capacity);
+  const usersPerCapacity = thinking ? THINKING_USERS_PER_CAPACITY : CLOSED_USERS_PER_CAPACITY;
+  const thinkMs = thinking ? THINK_SHARE_OF_SERVICE * service.medianMs : 1;
+  const title = closed
+    ? `Demand step ${usersPerCapacity} C closed-loop users (${thinkMs} ms think) -> 3x capacity ${capacity} (${algorithm})`
+    : `Demand step 0.1x -> 3x capacity ${capacity} (${algorithm})`;
   return {
     name,
     title,
@@ -78,8 +89,8 @@ export function demandStep(
         baselineBefore = limiter!.snapshot().baselineMs ?? Number.NaN;
       });
       if (closed) {
-        // Users that call back at once: demand is their number, past the capacity and under twice it.
-        const users = Math.round(CLOSED_USERS_PER_CAPACITY * capacity);
+        // Users that call back at once, or after thinking: demand past the capacity and under twice it.
+        const users = Math.round(usersPerCapacity * capacity);
         // Until the step (they share the client's call tags with the arrivals after it).
         new ClosedLoopUsers(
           world.simulator,
@@ -87,7 +98,7 @@ export function demandStep(
           world.clients,
           0,
           users,
-          constant(1),
+          constant(thinkMs),
           stepAtMs,
         ).start();
       }
