@@ -439,9 +439,9 @@ export class LimitControlLoop implements LimitController {
     } else if (clean && this.baselineWindow === 'open') {
       // The window after a drain measures the no-load latency (adr/0045). After an app-limited slow start (vegas) the
       // slow start's queue-free cohorts are no-load samples too, if a few percent low (a cohort closes before its
-      // slowest calls): a window low traffic closed under minSamples errs more and pools them, unless the two differ past
-      // the noise (the upstream changed in between; adr/0109); a window that measured closed-loop callers' queue takes
-      // them instead (adr/0139).
+      // slowest calls): a window low traffic closed under minSamples errs more and pools them, unless the two differ
+      // past the noise (the upstream changed in between; adr/0109); a window that measured closed-loop callers' queue
+      // takes them instead (adr/0139).
       const n = summary.samples;
       const count = this.noLoadCount;
       const poolMs = this.noLoadSum / count;
@@ -464,8 +464,9 @@ export class LimitControlLoop implements LimitController {
         // straddled the slow part and reads low (adr/0136).
         const servedBack =
           this.exit === 'fall' ? this.exitLimit : this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
-        // vegas's later slow starts (after a stale raise) return too: their exit round served what the
-        // upstream takes now, as a jump window did (an app-limited exit drained nothing: its rate, so its return, is 0).
+        // vegas's later slow starts (a stale raise's, or one an idle gap cut short) return too: their exit round served
+        // what the upstream takes now, as a jump window did (an app-limited exit drained nothing: its rate, so its
+        // return, is 0).
         // Not the first one's: clients that start together exit, drain and measure at different times, so each exit
         // round's share is not what it gets once all run, and returning there left them unfair (many-clients; adr/0137).
         const later = tuning.startReturn && this.baselineMeasured && this.config.algorithm === 'vegas';

@@ -115,8 +115,9 @@ const SHIPPED = {
    */
   fallReturn: true,
   /**
-   * vegas: a slow start that is not the limiter's first (a stale raise's, or one an idle gap cut short) returns after its
-   * re-measure as a jump does, to its exit's served concurrency less beta (adr/0137). false: it grows from the drain.
+   * vegas: a slow start that is not the limiter's first (a stale raise's, or one an idle gap cut short) returns after
+   * its re-measure as a jump does, to its exit's served concurrency less beta (adr/0137). false: it grows from the
+   * drain.
    */
   startReturn: true,
   /**
