@@ -740,10 +740,12 @@ export class LimitControlLoop implements LimitController {
   }
 
   // Whether an app-limited slow start's baseline window measured closed-loop callers' queue (adr/0139): callers between
-  // the tested limit and twice it outgrow the slow start's last tested round. Their demand holds at its peak (open-loop
-  // in-flight follows latency: adr/0138), a cohort of the slow start rose over its pool (measured at up to about the
-  // tested limit, and mature), and the window rose over the pool past the noise, by no more than its in-flight over the
-  // tested limit (Little's law: so that in-flight is past it; a larger rise is the upstream's).
+  // the tested limit and twice it outgrow the slow start's last tested round. Their demand holds at its peak, or, where
+  // it moves (callers who think between calls), each call's latency grew with the calls ahead of it at its admission
+  // past the noise (adr/0141): open-loop in-flight follows latency, a queue's latency follows in-flight (adr/0138). A
+  // cohort of the slow start rose over its pool (measured at up to about the tested limit, and mature), and the window
+  // rose over the pool past the noise, by no more than its in-flight over the tested limit (Little's law: so that
+  // in-flight is past it; a larger rise is the upstream's).
   private measuredCallersQueue(meanMs: number, n: number, poolMs: number, count: number): boolean {
     const { meanInflight, peakInflight } = this.summary;
     const tested = this.testedLimit;
@@ -751,7 +753,7 @@ export class LimitControlLoop implements LimitController {
       count >= ROUND_SAMPLES &&
       this.noLoadRefused &&
       tested > 0 &&
-      meanInflight >= peakInflight - 1 &&
+      (meanInflight >= peakInflight - 1 || this.window.admittedLatencyT() > this.tuning.startupNoiseZ) &&
       this.above(meanMs, n, poolMs, count) &&
       !this.above(meanMs, n, poolMs * (meanInflight / tested), count)
     );

@@ -122,8 +122,8 @@ const SHIPPED = {
   startReturn: true,
   /**
    * vegas: after an app-limited slow start, a baseline window that measured closed-loop callers' queue (callers between
-   * the tested limit and twice it, their demand steady at its peak) takes the slow start's no-load pool (adr/0139).
-   * false: the window's own mean.
+   * the tested limit and twice it, their demand steady at its peak or their latency growing with the calls ahead of
+   * them) takes the slow start's no-load pool (adr/0139, adr/0141). false: the window's own mean.
    */
   untestedPool: true,
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */

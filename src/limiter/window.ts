@@ -65,6 +65,9 @@ export class SamplingWindow {
   private holds = 0;
   private latencySum = 0;
   private latencySquares = 0;
+  private admittedSum = 0;
+  private admittedSquares = 0;
+  private admittedLatency = 0;
   private logSum = 0;
   private logSquares = 0;
   private logCount = 0;
@@ -105,6 +108,9 @@ export class SamplingWindow {
         this.samples++;
         const admitted = admittedWith(observation, inflight);
         if (admitted > this.answeredPeak) this.answeredPeak = admitted;
+        this.admittedSum += admitted;
+        this.admittedSquares += admitted * admitted;
+        this.admittedLatency += admitted * latencyMs;
         break;
       }
       case 'overload':
@@ -209,6 +215,22 @@ export class SamplingWindow {
     return this.holds > 0 ? this.afterMarkSum / this.holds : 0;
   }
 
+  /**
+   * The t statistic of the samples' latency against the calls in flight at their admission (Pearson's r, n - 2 degrees
+   * of freedom); NaN below three samples or when in-flight did not vary. A queue shows as a positive t: a call admitted
+   * behind more calls waits for more of them (adr/0141).
+   */
+  admittedLatencyT(): number {
+    const n = this.samples;
+    const sxx = this.admittedSquares - (this.admittedSum * this.admittedSum) / n;
+    const syy = this.latencySquares - (this.latencySum * this.latencySum) / n;
+    const sxy = this.admittedLatency - (this.admittedSum * this.latencySum) / n;
+    if (!(n > 2 && sxx > 0 && syy > 0)) return Number.NaN;
+    const r = sxy / Math.sqrt(sxx * syy);
+    // (r = 1 to rounding: an infinite t, not NaN.)
+    return (r * Math.sqrt(n - 2)) / Math.sqrt(Math.max(0, 1 - r * r));
+  }
+
   /** Standard deviation / mean; 0 below two samples. */
   latencyCv(): number {
     const n = this.samples;
@@ -239,6 +261,7 @@ export class SamplingWindow {
     this.stepped = false;
     this.roundTrip = false;
     this.inflightSum = this.afterMarkSum = this.holds = this.latencySum = this.latencySquares = 0;
+    this.admittedSum = this.admittedSquares = this.admittedLatency = 0;
     this.logSum = this.logSquares = this.logCount = 0;
     this.latencies.reset();
   }

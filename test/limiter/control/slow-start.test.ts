@@ -329,17 +329,29 @@ describe('the slow start: closed-loop demand between the tested limit and twice 
     expect(baselineOf(new LimitControlLoop(resolveControlConfig({ algorithm: 'gradient2' })))).toBe(150);
   });
 
-  it('keeps the window where demand did not hold at its peak: in-flight that follows latency is not a closed loop', () => {
-    // 20 and 28 callers by turns, 150 ms each (24 on average, as above): the window's mean in-flight is more than a call
-    // under its peak, and for such demand a latency that rose with in-flight may be its cause, not its effect (adr/0138).
+  /** 20 and 28 callers by turns, 150 ms each (24 on average, as above): demand that does not hold at its peak. */
+  const byTurns = (now: number) => (Math.floor(now / 150) % 2 === 0 ? 20 : 28);
+
+  it('takes the pool where demand moves but each call waited for the calls ahead of it (adr/0141)', () => {
+    // The window's mean in-flight is more than a call under its peak, as for callers who think between calls, but each
+    // call's latency follows the calls in flight at its admission: a queue's signature (t far past startupNoiseZ).
+    const controller = loop();
+    runScripted({ controller, durationMs: 8_000, clients: byTurns, call: knee });
+    expect(controller.snapshot().baselineMs).toBe(100);
+  });
+
+  it('keeps the window where demand moves and latency did not follow the calls ahead (open loop: adr/0138)', () => {
+    // On 32 servers (no queue): the upstream turns 1.3x slower at 700 ms, inside the idle rounds, its calls 10% either
+    // side by turns. In-flight moves with the callers, not with each call's wait, so the rise is the upstream's. With
+    // the queue test dropped (any moving demand counted) the pool's 100 ms would stand.
     const controller = loop();
     runScripted({
       controller,
       durationMs: 8_000,
-      clients: (now) => (Math.floor(now / 150) % 2 === 0 ? 20 : 28),
-      call: ({ inflight }) => ({ latencyMs: 100 * Math.max(1, inflight / 16) }),
+      clients: byTurns,
+      call: ({ now, index }) => ({ latencyMs: (now < 700 ? 100 : 130) * (index % 2 === 0 ? 0.9 : 1.1) }),
     });
-    expect(controller.snapshot().baselineMs).toBeCloseTo(154.03, 1);
+    expect(controller.snapshot().baselineMs).toBeCloseTo(130, 0);
   });
 
   /** 20 callers on 32 servers (no queue of ours), 100 ms, then `factor` x slower from `slowAt` ms: the first baseline. */
