@@ -217,15 +217,16 @@ export class SamplingWindow {
 
   /**
    * The t statistic of the samples' latency against the calls in flight at their admission (Pearson's r, n - 2 degrees
-   * of freedom); NaN below three samples or when in-flight did not vary. A queue shows as a positive t: a call admitted
-   * behind more calls waits for more of them (adr/0141).
+   * of freedom); NaN where in-flight did not vary, NaN or about 0 where latency did not, NaN or 0 below three samples.
+   * A queue shows as a positive t: a call admitted behind more calls waits for more of them (adr/0141).
    */
   admittedLatencyT(): number {
     const n = this.samples;
     const sxx = this.admittedSquares - (this.admittedSum * this.admittedSum) / n;
     const syy = this.latencySquares - (this.latencySum * this.latencySum) / n;
     const sxy = this.admittedLatency - (this.admittedSum * this.latencySum) / n;
-    if (!(n > 2 && sxx > 0 && syy > 0)) return Number.NaN;
+    // A constant in-flight has no slope, but rounding leaves sxy a few ulps off 0: an infinite t without this.
+    if (!(sxx > 0)) return Number.NaN;
     const r = sxy / Math.sqrt(sxx * syy);
     // (r = 1 to rounding: an infinite t, not NaN.)
     return (r * Math.sqrt(n - 2)) / Math.sqrt(Math.max(0, 1 - r * r));
