@@ -343,7 +343,7 @@ describe('the slow start: closed-loop demand between the tested limit and twice 
   it('keeps the window where demand moves and latency did not follow the calls ahead (open loop: adr/0138)', () => {
     // On 32 servers (no queue): the upstream turns 1.3x slower at 700 ms, inside the idle rounds, its calls 10% either
     // side by turns. In-flight moves with the callers, not with each call's wait, so the rise is the upstream's. With
-    // the queue test dropped (any moving demand counted) the pool's 100 ms would stand.
+    // the queue test dropped (any moving demand counted) the pool's 99.8 ms would stand.
     const controller = loop();
     runScripted({
       controller,
