@@ -54,6 +54,15 @@ const GUNICORN_SWING =
   'gunicorn-only run of the ninth session, which met the bound at 20%: 4-6 around 5). The misses (33%: p10 4 at a median of 6; ' +
   '40%: 4-7 around 5) were not traced. Growing by alpha instead of beta, or not jumping, costs 2 of 512 simulated gate runs ' +
   '(docs/ablation.md, ninth session)';
+// Found on 2026-12-07 by the thinking-callers run added with adr/0141 (docs/real-servers.md, run 6).
+const DEMO_THINKING_CYCLE =
+  "12 callers who think 21 ms between calls on the demo's 6 slots of 40 ms: the slow start ends app-limited and its " +
+  "baseline window measures the callers' queue (58 ms, 1.40-1.42x the no-load mean) on 3 of 4 runs of 2026-12-07, and the " +
+  "limit holds 24, four times the knee. adr/0141's queue test does not see that queue here: with service and think times " +
+  'nearly constant the callers fall into a cycle in which every call waits about the same (traced: mean latency 57.1-61.2 ms ' +
+  'at 7 to 12 calls in flight at admission, t = 1.75 against the bound of 2; t = 2.28 on the run that passed). The ' +
+  "simulator's service (lognormal, sigma 0.3) breaks the cycle. Gunicorn's thinking callers (8 on 4 workers) exit the slow " +
+  'start on a rise instead, and its drain measures the baseline (0.97-0.98x in 4 of 4 runs)';
 // Found on 2026-12-04 (sixteenth session) by `npm run e2e:inbound`, issue 14's second trial re-run
 // (scripts/e2e-inbound.ts; docs/real-servers.md, "The inbound app").
 const INBOUND_BUSY_MACHINE =
@@ -87,9 +96,13 @@ export const KNOWN_REAL_SERVER_FAILURES: Readonly<Record<string, string>> = {
   'gunicorn / closed loop / limit swing': GUNICORN_SWING,
   'gunicorn / open loop / limit swing': GUNICORN_SWING,
   'gunicorn / few callers / limit swing': GUNICORN_SWING,
+  'gunicorn / thinking callers / limit swing': GUNICORN_SWING,
   'demo / closed loop / limit swing': DEMO_SWING,
   'demo / open loop / limit swing': DEMO_SWING,
   'demo / few callers / limit swing': DEMO_SWING,
+  'demo / thinking callers / limit swing': DEMO_SWING,
+  'demo / thinking callers / limit median': DEMO_THINKING_CYCLE,
+  'demo / thinking callers / baseline': DEMO_THINKING_CYCLE,
   'postgres / closed loop / upstream p90': POSTGRES_KNEE,
   'postgres / open loop / upstream p90': POSTGRES_KNEE,
   'postgres / closed loop / limit median': POSTGRES_KNEE,

@@ -2,10 +2,10 @@
  * Load for `npm run e2e:real` (scripts/e2e-real.ts), generated in the process that hosts the
  * limiter, as a user's service would: every call goes through `limiter.execute(fn, { timeoutMs })`.
  *
- * - Closed loop: N callers, each calling again as soon as its last call ended. A caller that was
- *   shed (or failed) pauses SHED_PAUSE_MS first, as a client does after a fast 503: without the
- *   pause the refused callers spin on the event loop and the run measures our CPU, not the
- *   upstream.
+ * - Closed loop: N callers, each calling again as soon as its last call ended, or after `thinkMs`
+ *   (callers who think between calls, adr/0141). A caller that was shed (or failed) pauses
+ *   SHED_PAUSE_MS first, as a client does after a fast 503: without the pause the refused callers
+ *   spin on the event loop and the run measures our CPU, not the upstream.
  * - Open loop: Poisson arrivals at a fixed rate (seeded exponential gaps), whether or not earlier
  *   calls finished.
  *
@@ -25,7 +25,7 @@ export interface Target {
 }
 
 export type Load =
-  | { readonly kind: 'closed'; readonly callers: number }
+  | { readonly kind: 'closed'; readonly callers: number; readonly thinkMs?: number }
   | { readonly kind: 'open'; readonly ratePerSecond: number; readonly seed: number };
 
 export interface ScheduledEvent {
@@ -118,10 +118,12 @@ export async function runLoad(options: RunOptions): Promise<RunRecord> {
   const pending = new Set<Promise<unknown>>();
   try {
     if (load.kind === 'closed') {
+      const thinkMs = load.thinkMs ?? 0;
       const caller = async () => {
         while (now() < durationMs) {
           const outcome = await one();
           if (outcome === 'shed' || outcome === 'error') await sleep(SHED_PAUSE_MS);
+          else if (thinkMs > 0) await sleep(thinkMs);
         }
       };
       await Promise.all(Array.from({ length: load.callers }, caller));

@@ -92,6 +92,13 @@ const PLAN = {
   fewCallersMs: 30_000,
   /** Its baseline at the end against the no-load upstream mean (demand-step-closed asks the first one: no re-measure runs here). */
   fewCallersBaselineRatio: 1.25,
+  /**
+   * Callers who think between calls (adr/0141), as the simulator's demand-step-thinking: 2x the capacity in callers, each
+   * waiting half the no-load upstream mean after an answer, about 1.33x the capacity in flight, unsteady. 30 s, gated
+   * like the few callers, baseline included.
+   */
+  thinkingCallersFactor: 2,
+  thinkShareOfNoLoad: 0.5,
   pgTargetMs: 10,
   pgPool: 200,
   demo: { capacity: 6, serviceMs: 40 },
@@ -288,7 +295,9 @@ async function runDefaults(
   const settled = figuresOf(record.calls, record.samples, PLAN.settleMs, gatedMs);
   const whole = figuresOf(record.calls, record.samples, 0, gatedMs);
   const describeLoad =
-    load.kind === 'closed' ? `${load.callers} closed-loop callers` : `Poisson ${fixed(load.ratePerSecond, 0)}/s`;
+    load.kind === 'closed'
+      ? `${load.callers} closed-loop callers${load.thinkMs ? ` thinking ${load.thinkMs} ms` : ''}`
+      : `Poisson ${fixed(load.ratePerSecond, 0)}/s`;
   const run: DefaultsRun = {
     name,
     load: describeLoad,
@@ -332,12 +341,21 @@ async function standardRuns(target: Target, sweep: Sweep, durations: Durations, 
 }
 
 const FEW_CALLERS = 'few callers';
+const THINKING_CALLERS = 'thinking callers';
 
 /** PLAN.fewCallersFactor x `capacity` closed-loop callers (adr/0139): gated like the others, and on the baseline. */
 function fewCallers(target: Target, capacity: number, durations: Durations): Promise<DefaultsRun> {
   const callers = Math.round(PLAN.fewCallersFactor * capacity);
   const ms = Math.min(PLAN.fewCallersMs, durations.closedMs);
   return runDefaults(target, FEW_CALLERS, { kind: 'closed', callers }, ms);
+}
+
+/** PLAN.thinkingCallersFactor x `capacity` callers who think PLAN.thinkShareOfNoLoad x the no-load mean (adr/0141). */
+function thinkingCallers(target: Target, capacity: number, noLoad: NoLoad, durations: Durations): Promise<DefaultsRun> {
+  const callers = Math.round(PLAN.thinkingCallersFactor * capacity);
+  const thinkMs = Math.round(PLAN.thinkShareOfNoLoad * noLoad.upstreamMean);
+  const ms = Math.min(PLAN.fewCallersMs, durations.closedMs);
+  return runDefaults(target, THINKING_CALLERS, { kind: 'closed', callers, thinkMs }, ms);
 }
 
 async function warm(target: Target, calls: number): Promise<void> {
@@ -437,6 +455,7 @@ async function gunicornServer(installed: Installed, cleanup: Cleanup, durations:
     }
     const open = await openLoop(target, sweep, durations, 0x5eed0001);
     const few = await fewCallers(target, PLAN.gunicornWorkers, durations);
+    const thinking = await thinkingCallers(target, PLAN.gunicornWorkers, noLoad, durations);
     return {
       name: 'gunicorn',
       describe,
@@ -444,7 +463,7 @@ async function gunicornServer(installed: Installed, cleanup: Cleanup, durations:
       noLoad,
       sweep,
       sweep2,
-      runs: [closed, open, few],
+      runs: [closed, open, few, thinking],
       phase: { kneeByPhase, reconvergence, phaseFigures },
       seconds: (performance.now() - started) / 1_000,
       warnings,
@@ -556,6 +575,7 @@ async function demoServer(cleanup: Cleanup, durations: Durations): Promise<Serve
     const runs = [
       ...(await standardRuns(target, sweep, durations, 0x5eed0003)),
       await fewCallers(target, PLAN.demo.capacity, durations),
+      await thinkingCallers(target, PLAN.demo.capacity, noLoad, durations),
     ];
     const plotTitle = `demo upstream, capacity ${PLAN.demo.capacity} x ${PLAN.demo.serviceMs} ms`;
     return { name: 'demo', describe, plotTitle, noLoad, sweep, runs, seconds: (performance.now() - started) / 1_000 };
@@ -593,7 +613,7 @@ function criteriaOf(result: ServerResult): Criterion[] {
   const out: Criterion[] = [];
   for (const run of result.runs) {
     out.push(...runCriteria(result.name, run.name, run.settled, result.sweep.knee, result.noLoad.upstreamP90));
-    if (run.name !== FEW_CALLERS) continue;
+    if (run.name !== FEW_CALLERS && run.name !== THINKING_CALLERS) continue;
     const ratio = (run.baselineMs ?? Number.NaN) / result.noLoad.upstreamMean;
     out.push({
       server: result.name,
