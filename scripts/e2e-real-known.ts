@@ -61,7 +61,8 @@ const DEMO_THINKING_CYCLE =
   "limit holds 24, four times the knee. adr/0141's queue test does not see that queue here: with service and think times " +
   'nearly constant the callers fall into a cycle in which every call waits about the same (traced: mean latency 57.1-61.2 ms ' +
   'at 7 to 12 calls in flight at admission, t = 1.75 against the bound of 2; t = 2.28 on the run that passed). The ' +
-  "simulator's service (lognormal, sigma 0.3) breaks the cycle. Gunicorn's thinking callers (8 on 4 workers) exit the slow " +
+  'simulator locks into such a cycle only with service nearly constant (sigma 0.02: 8 of 16 seeds; 0.06, the spread of the ' +
+  "demo's jitter: none), so the demo's runs have more to them, not traced. Gunicorn's thinking callers (8 on 4 workers) exit the slow " +
   'start on a rise instead, and its drain measures the baseline (0.97-0.98x in 4 of 4 runs)';
 // Found on 2026-12-04 (sixteenth session) by `npm run e2e:inbound`, issue 14's second trial re-run
 // (scripts/e2e-inbound.ts; docs/real-servers.md, "The inbound app").
