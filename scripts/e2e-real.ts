@@ -343,19 +343,23 @@ async function standardRuns(target: Target, sweep: Sweep, durations: Durations, 
 const FEW_CALLERS = 'few callers';
 const THINKING_CALLERS = 'thinking callers';
 
-/** PLAN.fewCallersFactor x `capacity` closed-loop callers (adr/0139): gated like the others, and on the baseline. */
-function fewCallers(target: Target, capacity: number, durations: Durations): Promise<DefaultsRun> {
-  const callers = Math.round(PLAN.fewCallersFactor * capacity);
+/**
+ * Closed-loop callers in a number set by a server's capacity (gunicorn's workers, the demo's slots), gated like the
+ * other runs and on the baseline: PLAN.fewCallersFactor x it calling again at once (adr/0139), or
+ * PLAN.thinkingCallersFactor x it thinking PLAN.thinkShareOfNoLoad x the no-load mean between calls (adr/0141).
+ */
+function capacityCallers(
+  target: Target,
+  name: typeof FEW_CALLERS | typeof THINKING_CALLERS,
+  capacity: number,
+  noLoad: NoLoad,
+  durations: Durations,
+): Promise<DefaultsRun> {
+  const thinking = name === THINKING_CALLERS;
+  const callers = Math.round((thinking ? PLAN.thinkingCallersFactor : PLAN.fewCallersFactor) * capacity);
+  const thinkMs = thinking ? Math.round(PLAN.thinkShareOfNoLoad * noLoad.upstreamMean) : 0;
   const ms = Math.min(PLAN.fewCallersMs, durations.closedMs);
-  return runDefaults(target, FEW_CALLERS, { kind: 'closed', callers }, ms);
-}
-
-/** PLAN.thinkingCallersFactor x `capacity` callers who think PLAN.thinkShareOfNoLoad x the no-load mean (adr/0141). */
-function thinkingCallers(target: Target, capacity: number, noLoad: NoLoad, durations: Durations): Promise<DefaultsRun> {
-  const callers = Math.round(PLAN.thinkingCallersFactor * capacity);
-  const thinkMs = Math.round(PLAN.thinkShareOfNoLoad * noLoad.upstreamMean);
-  const ms = Math.min(PLAN.fewCallersMs, durations.closedMs);
-  return runDefaults(target, THINKING_CALLERS, { kind: 'closed', callers, thinkMs }, ms);
+  return runDefaults(target, name, { kind: 'closed', callers, thinkMs }, ms);
 }
 
 async function warm(target: Target, calls: number): Promise<void> {
@@ -454,8 +458,8 @@ async function gunicornServer(installed: Installed, cleanup: Cleanup, durations:
       log(`    re-converged after ${r.change}: ${r.ms === undefined ? 'never' : `${fixed(r.ms / 1_000, 1)} s`}`);
     }
     const open = await openLoop(target, sweep, durations, 0x5eed0001);
-    const few = await fewCallers(target, PLAN.gunicornWorkers, durations);
-    const thinking = await thinkingCallers(target, PLAN.gunicornWorkers, noLoad, durations);
+    const few = await capacityCallers(target, FEW_CALLERS, PLAN.gunicornWorkers, noLoad, durations);
+    const thinking = await capacityCallers(target, THINKING_CALLERS, PLAN.gunicornWorkers, noLoad, durations);
     return {
       name: 'gunicorn',
       describe,
@@ -574,8 +578,8 @@ async function demoServer(cleanup: Cleanup, durations: Durations): Promise<Serve
     const sweep = await sweepCaps(target, '');
     const runs = [
       ...(await standardRuns(target, sweep, durations, 0x5eed0003)),
-      await fewCallers(target, PLAN.demo.capacity, durations),
-      await thinkingCallers(target, PLAN.demo.capacity, noLoad, durations),
+      await capacityCallers(target, FEW_CALLERS, PLAN.demo.capacity, noLoad, durations),
+      await capacityCallers(target, THINKING_CALLERS, PLAN.demo.capacity, noLoad, durations),
     ];
     const plotTitle = `demo upstream, capacity ${PLAN.demo.capacity} x ${PLAN.demo.serviceMs} ms`;
     return { name: 'demo', describe, plotTitle, noLoad, sweep, runs, seconds: (performance.now() - started) / 1_000 };
