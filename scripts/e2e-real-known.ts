@@ -64,6 +64,13 @@ const DEMO_THINKING_CYCLE =
   'simulator locks into such a cycle only with service nearly constant (sigma 0.02: 8 of 16 seeds; 0.06, the spread of the ' +
   "demo's jitter: none), so the demo's runs have more to them, not traced. Gunicorn's thinking callers (8 on 4 workers) exit the slow " +
   'start on a rise instead, and its drain measures the baseline (0.97-0.98x in 4 of 4 runs)';
+// Found on 2026-12-07 by php-fpm's first run (a server added untuned, docs/real-servers.md): the demo's cycle again.
+const PHP_FPM_THINKING_CYCLE =
+  "32 callers who think 26 ms between calls on php-fpm's 16 children of 50 ms: the slow start ends app-limited and its " +
+  "baseline window measures the callers' queue (74.2 ms, 1.45x the no-load mean; upstream p50 / p90 / p99 74 / 75 / 76 ms, " +
+  'every call waiting alike), and the limit climbs to 62 (knee 16) in the first run of 2026-12-07. The closed loop, the open ' +
+  "loop and the few callers met every criterion in the same run (limit median 18, baseline 1.00x). The demo's thinking-callers " +
+  'entry: a sleep endpoint serves in near-constant time, so the callers fall into a lockstep cycle adr/0141 does not see';
 // Found on 2026-12-04 (sixteenth session) by `npm run e2e:inbound`, issue 14's second trial re-run
 // (scripts/e2e-inbound.ts; docs/real-servers.md, "The inbound app").
 const INBOUND_BUSY_MACHINE =
@@ -104,6 +111,9 @@ export const KNOWN_REAL_SERVER_FAILURES: Readonly<Record<string, string>> = {
   'demo / thinking callers / limit swing': DEMO_SWING,
   'demo / thinking callers / limit median': DEMO_THINKING_CYCLE,
   'demo / thinking callers / baseline': DEMO_THINKING_CYCLE,
+  'php-fpm / thinking callers / limit median': PHP_FPM_THINKING_CYCLE,
+  'php-fpm / thinking callers / limit swing': PHP_FPM_THINKING_CYCLE,
+  'php-fpm / thinking callers / baseline': PHP_FPM_THINKING_CYCLE,
   'postgres / closed loop / upstream p90': POSTGRES_KNEE,
   'postgres / open loop / upstream p90': POSTGRES_KNEE,
   'postgres / closed loop / limit median': POSTGRES_KNEE,

@@ -10,6 +10,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import {
   accessSync,
+  chmodSync,
   chownSync,
   constants,
   mkdtempSync,
@@ -119,24 +120,59 @@ export function findPostgresBin(): string | undefined {
 export interface Installed {
   readonly gunicorn: string;
   readonly postgresBin: string;
+  readonly nginx: string;
+  readonly phpFpm: string;
 }
 
 function findGunicorn(): string | undefined {
   return onPath('gunicorn') ?? (isExecutable('/usr/bin/gunicorn') ? '/usr/bin/gunicorn' : undefined);
 }
 
+function findNginx(): string | undefined {
+  return onPath('nginx') ?? (isExecutable('/usr/sbin/nginx') ? '/usr/sbin/nginx' : undefined);
+}
+
+/** php-fpm on PATH, or Debian's versioned /usr/sbin/php-fpmX.Y (the newest). */
+function findPhpFpm(): string | undefined {
+  const onPathFpm = onPath('php-fpm');
+  if (onPathFpm !== undefined) return onPathFpm;
+  try {
+    const versioned = readdirSync('/usr/sbin')
+      .filter((f) => /^php-fpm\d+(\.\d+)?$/.test(f))
+      .sort((a, b) => b.localeCompare(a, 'en', { numeric: true }));
+    return versioned.map((f) => join('/usr/sbin', f)).find(isExecutable);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What each server needs: the Debian package that brings it, and how to find it once there. */
+const NEEDED = {
+  gunicorn: { pkg: 'gunicorn', find: findGunicorn, missing: 'gunicorn is still not on PATH after installing it' },
+  postgresBin: {
+    pkg: 'postgresql',
+    find: findPostgresBin,
+    missing: `no directory with ${PG_PROGRAMS.join(', ')} after installing postgresql`,
+  },
+  nginx: {
+    pkg: 'nginx-light',
+    find: findNginx,
+    missing: 'nginx is neither on PATH nor /usr/sbin/nginx after installing nginx-light',
+  },
+  phpFpm: {
+    pkg: 'php-fpm',
+    find: findPhpFpm,
+    missing: 'no php-fpm on PATH nor /usr/sbin/php-fpmX.Y after installing php-fpm',
+  },
+} as const;
+
 /**
- * Finds gunicorn and PostgreSQL, installing the Debian packages that are missing (apt-get update,
- * then apt-get install -y --no-install-recommends). Not root, or no apt-get: throws with the
- * command to run.
+ * Finds gunicorn, PostgreSQL, nginx and php-fpm, installing the Debian packages that are missing (apt-get update,
+ * then apt-get install -y --no-install-recommends). Not root, or no apt-get: throws with the command to run.
  */
 export function ensureInstalled(log: (line: string) => void): Installed {
-  let gunicorn = findGunicorn();
-  let postgresBin = findPostgresBin();
-  const missing = [
-    ...(gunicorn === undefined ? ['gunicorn'] : []),
-    ...(postgresBin === undefined ? ['postgresql'] : []),
-  ];
+  const keys = Object.keys(NEEDED) as (keyof typeof NEEDED)[];
+  const missing = keys.filter((k) => NEEDED[k].find() === undefined).map((k) => NEEDED[k].pkg);
   if (missing.length > 0) {
     const command = `apt-get install -y --no-install-recommends ${missing.join(' ')}`;
     const root = process.getuid?.() === 0;
@@ -156,14 +192,18 @@ export function ensureInstalled(log: (line: string) => void): Installed {
     } catch (error) {
       throw new HarnessError(`\`${command}\` failed: ${String(error)}`);
     }
-    gunicorn = findGunicorn();
-    postgresBin = findPostgresBin();
   }
-  if (gunicorn === undefined) throw new HarnessError('gunicorn is still not on PATH after installing it');
-  if (postgresBin === undefined) {
-    throw new HarnessError(`no directory with ${PG_PROGRAMS.join(', ')} after installing postgresql`);
-  }
-  return { gunicorn, postgresBin };
+  const found = (k: keyof typeof NEEDED): string => {
+    const path = NEEDED[k].find();
+    if (path === undefined) throw new HarnessError(NEEDED[k].missing);
+    return path;
+  };
+  return {
+    gunicorn: found('gunicorn'),
+    postgresBin: found('postgresBin'),
+    nginx: found('nginx'),
+    phpFpm: found('phpFpm'),
+  };
 }
 
 /** A free TCP port on 127.0.0.1 (bound to 0, read, released). */
@@ -444,4 +484,173 @@ export async function startPostgres(bin: string, cleanup: Cleanup): Promise<Post
 function stderrOf(error: unknown): string {
   const e = error as { stderr?: string; message?: string };
   return (e.stderr ?? '').trim() || (e.message ?? String(error));
+}
+
+// ---------------------------------------------------------------------------------------------
+// nginx + php-fpm
+
+/** One endpoint: sleep, then "ok". A php-fpm child serves one request at a time. */
+const PHP_APP = `<?php
+usleep((int) getenv('E2E_SLEEP_US'));
+header('Content-Type: text/plain');
+echo 'ok';
+`;
+
+export interface PhpFpm {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * php-fpm with a static pool of `children` (each serves one request at a time; the rest wait in its socket's
+ * backlog) behind nginx, which speaks HTTP to us and FastCGI to php-fpm over a unix socket: the classic PHP
+ * deployment. Both run in the foreground, each in its own process group, in a temporary directory. As root, php-fpm
+ * needs -R and its children run as nobody; nginx's workers run as root so that they reach the directory.
+ */
+export async function startPhpFpm(
+  installed: Pick<Installed, 'nginx' | 'phpFpm'>,
+  options: { children: number; sleepMs: number },
+  cleanup: Cleanup,
+): Promise<PhpFpm> {
+  const dir = mkdtempSync(join(tmpdir(), 'resilix-php-fpm-'));
+  chmodSync(dir, 0o755);
+  const root = process.getuid?.() === 0;
+  const socket = join(dir, 'php-fpm.sock');
+  writeFileSync(join(dir, 'app.php'), PHP_APP);
+  writeFileSync(
+    join(dir, 'php-fpm.conf'),
+    [
+      '[global]',
+      `pid = ${join(dir, 'php-fpm.pid')}`,
+      `error_log = ${join(dir, 'php-fpm.log')}`,
+      'daemonize = no',
+      '[app]',
+      ...(root ? ['user = nobody', 'group = nogroup'] : []),
+      `listen = ${socket}`,
+      'listen.mode = 0666',
+      'listen.backlog = 2048',
+      'pm = static',
+      `pm.max_children = ${options.children}`,
+      'clear_env = no',
+      '',
+    ].join('\n'),
+  );
+  const port = await freePort();
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `${root ? 'user root;\n' : ''}daemon off;
+worker_processes 1;
+pid ${join(dir, 'nginx.pid')};
+error_log ${join(dir, 'nginx-error.log')} warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${join(dir, 'body')};
+  fastcgi_temp_path ${join(dir, 'fastcgi')};
+  proxy_temp_path ${join(dir, 'proxy')};
+  uwsgi_temp_path ${join(dir, 'uwsgi')};
+  scgi_temp_path ${join(dir, 'scgi')};
+  server {
+    listen 127.0.0.1:${port} backlog=2048;
+    location / {
+      fastcgi_pass unix:${socket};
+      fastcgi_param SCRIPT_FILENAME ${join(dir, 'app.php')};
+      fastcgi_param REQUEST_METHOD $request_method;
+      fastcgi_param QUERY_STRING $query_string;
+      fastcgi_param SERVER_PROTOCOL $server_protocol;
+    }
+  }
+}
+`,
+  );
+  const spawnIn = (path: string, args: string[], env: NodeJS.ProcessEnv) =>
+    spawn(path, args, { cwd: dir, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const children: { name: string; child: ChildProcess; output: () => string; exited: boolean }[] = [];
+  const stopSync = () => {
+    for (const c of children) {
+      try {
+        if (!c.exited && c.child.pid !== undefined) process.kill(-c.child.pid, 'SIGKILL');
+      } catch {}
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const stop = cleanup.add(
+    'nginx + php-fpm',
+    async () => {
+      for (const c of children) {
+        if (!c.exited && c.child.pid !== undefined) process.kill(-c.child.pid, 'SIGTERM');
+      }
+      const deadline = performance.now() + 10_000;
+      while (children.some((c) => !c.exited) && performance.now() < deadline) await sleep(50);
+      stopSync();
+    },
+    stopSync,
+  );
+  const start = (name: string, path: string, args: string[], env: NodeJS.ProcessEnv = {}) => {
+    const child = spawnIn(path, args, env);
+    const entry = { name, child, output: tail(child), exited: false };
+    child.once('exit', () => {
+      entry.exited = true;
+    });
+    children.push(entry);
+    return entry;
+  };
+  const logOf = (file: string) => () => {
+    try {
+      return readFileSync(join(dir, file), 'utf8').slice(-4_000);
+    } catch {
+      return '';
+    }
+  };
+  const fpm = start(
+    'php-fpm',
+    installed.phpFpm,
+    ['--nodaemonize', '--fpm-config', join(dir, 'php-fpm.conf'), '--php-ini', '/dev/null', ...(root ? ['-R'] : [])],
+    { E2E_SLEEP_US: String(options.sleepMs * 1_000) },
+  );
+  const fpmDetail = () => `${fpm.output()}${logOf('php-fpm.log')()}`;
+  await waitFor(
+    `php-fpm did not start ${options.children} children`,
+    15_000,
+    () => {
+      if (fpm.exited) throw new HarnessError(`php-fpm exited while starting:\n${fpmDetail()}`);
+      return fpm.child.pid !== undefined && childrenOf(fpm.child.pid).length === options.children;
+    },
+    fpmDetail,
+  );
+  const nginx = start('nginx', installed.nginx, [
+    '-p',
+    dir,
+    '-c',
+    join(dir, 'nginx.conf'),
+    '-e',
+    join(dir, 'nginx-error.log'),
+  ]);
+  const nginxDetail = () => `${nginx.output()}${logOf('nginx-error.log')()}`;
+  const url = `http://127.0.0.1:${port}/`;
+  let answered = false;
+  let probing = false;
+  const probe = () => {
+    probing = true;
+    fetch(url, { signal: AbortSignal.timeout(1_000) })
+      .then(async (r) => {
+        answered = r.status === 200 && (await r.text()) === 'ok';
+      })
+      .catch(() => {})
+      .finally(() => {
+        probing = false;
+      });
+  };
+  await waitFor(
+    `nginx + php-fpm did not answer 200 "ok" on ${url}`,
+    15_000,
+    () => {
+      if (nginx.exited) throw new HarnessError(`nginx exited while starting:\n${nginxDetail()}`);
+      if (fpm.exited) throw new HarnessError(`php-fpm exited:\n${fpmDetail()}`);
+      if (!answered && !probing) probe();
+      return answered;
+    },
+    () => `${nginxDetail()}\n${fpmDetail()}`,
+  );
+  return { url, stop };
 }

@@ -24,7 +24,7 @@
  *   npx tsx scripts/e2e-real.ts --seconds 15 shorter runs of the defaults; docs untouched
  *   npx tsx scripts/e2e-real.ts --no-docs    everything, docs untouched (.ci/run)
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { KNOWN_REAL_SERVER_FAILURES, knownKey } from './e2e-real-known';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -58,6 +58,8 @@ import {
   HarnessError,
   type Installed,
   startGunicorn,
+  type PhpFpm,
+  startPhpFpm,
   startPostgres,
 } from './e2e-real-servers';
 
@@ -101,11 +103,17 @@ const PLAN = {
   thinkShareOfNoLoad: 0.5,
   pgTargetMs: 10,
   pgPool: 200,
+  /**
+   * nginx + php-fpm, a server none of the loop's decisions was tuned on: 16 static children (four times gunicorn's
+   * workers, so vegas's band is 2-3 calls at the knee, not 1) on a 50 ms sleep. Chosen before its first run.
+   */
+  phpFpmChildren: 16,
+  phpFpmSleepMs: 50,
   demo: { capacity: 6, serviceMs: 40 },
 } as const;
 
-type ServerName = 'gunicorn' | 'postgres' | 'demo';
-const SERVERS: readonly ServerName[] = ['gunicorn', 'postgres', 'demo'];
+type ServerName = 'gunicorn' | 'postgres' | 'demo' | 'php-fpm';
+const SERVERS: readonly ServerName[] = ['gunicorn', 'postgres', 'demo', 'php-fpm'];
 
 /** How long the closed-loop and the open-loop runs of the defaults last. */
 interface Durations {
@@ -589,6 +597,41 @@ async function demoServer(cleanup: Cleanup, durations: Durations): Promise<Serve
   }
 }
 
+async function phpFpmServer(installed: Installed, cleanup: Cleanup, durations: Durations): Promise<ServerResult> {
+  const started = performance.now();
+  const { phpFpmChildren: children, phpFpmSleepMs: sleepMs } = PLAN;
+  const server: PhpFpm = await startPhpFpm(installed, { children, sleepMs }, cleanup);
+  // "PHP 8.2.x (fpm-fcgi) ..." on stdout; "nginx version: nginx/1.22.1" on stderr.
+  const php = /^PHP (\S+)/.exec(execFileSync(installed.phpFpm, ['-v'], { encoding: 'utf8' }))?.[1] ?? '?';
+  const nginx = /nginx\/(\S+)/.exec(spawnSync(installed.nginx, ['-v'], { encoding: 'utf8' }).stderr)?.[1] ?? '?';
+  const describe = `nginx ${nginx} + php-fpm ${php}, ${children} static children, ${sleepMs} ms sleep endpoint`;
+  log(`php-fpm: ${describe}, on ${server.url}`);
+  const target = httpTarget('php-fpm', server.url);
+  try {
+    await warm(target, 20);
+    const noLoad = await measureNoLoad(target);
+    const sweep = await sweepCaps(target, '');
+    const runs = [
+      ...(await standardRuns(target, sweep, durations, 0x5eed0004)),
+      await capacityCallers(target, FEW_CALLERS, children, noLoad, durations),
+      await capacityCallers(target, THINKING_CALLERS, children, noLoad, durations),
+    ];
+    const plotTitle = `nginx ${nginx} + php-fpm ${php}, ${children} static children, ${sleepMs} ms sleep`;
+    return {
+      name: 'php-fpm',
+      describe,
+      plotTitle,
+      noLoad,
+      sweep,
+      runs,
+      seconds: (performance.now() - started) / 1_000,
+    };
+  } finally {
+    target.close();
+    await server.stop();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Criteria, report, docs
 
@@ -803,6 +846,7 @@ async function main(cleanup: Cleanup): Promise<number> {
   for (const name of args.servers) {
     if (name === 'gunicorn') results.push(await gunicornServer(installed, cleanup, args.durations));
     else if (name === 'postgres') results.push(await postgresServer(installed, cleanup, args.durations));
+    else if (name === 'php-fpm') results.push(await phpFpmServer(installed, cleanup, args.durations));
     else results.push(await demoServer(cleanup, args.durations));
   }
   const seconds = (performance.now() - started) / 1_000;
