@@ -147,6 +147,9 @@ export const VARIANTS: readonly Variant[] = [
   off('no pool for closed-loop queue', "untestedPool false: an app-limited slow start's baseline window is its own", {
     untestedPool: false,
   }),
+  off('no probe at the tested limit', 'probeTested false: a window neither demand test reads keeps its own mean', {
+    probeTested: false,
+  }),
   off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),
   // The "ours" constants with no half or double row above (docs/ablation.md, fourteenth session).
   ...(['raiseRatio', 'raiseElasticity', 'startupIdleRounds', 'overloadHoldMs', 'excessQueueGain'] as const).flatMap(

@@ -137,6 +137,8 @@ export class LimitControlLoop implements LimitController {
   private roundLimit = 0;
   /** The highest limit a round of this slow start began at, bound and did not rise at (a young reference's too). */
   private testedLimit = 0;
+  /** The baseline window after this slow start is measuring again at the tested limit (adr/0142): once. */
+  private probed = false;
   /** The slow start's reference (adr/0045): the pooled mean, and mean log, of its rounds that did not rise. */
   private referenceMs = Number.NaN;
   private referenceLog = Number.NaN;
@@ -415,6 +417,8 @@ export class LimitControlLoop implements LimitController {
     // Little's law: a completion rate (a share of the exit round's) x the measured latency and the hold after a mark;
     // after a fall, the limit its window held (adr/0136).
     let drainBack = Number.NaN;
+    // The tested limit a baseline window measures again at (NaN: none; adr/0142).
+    let probeTo = Number.NaN;
     summary.latencyMs = statMs;
     if (slowStart) {
       // A provisional baseline (telemetry, the starved-timeout rule) until a drained window measures one.
@@ -451,41 +455,66 @@ export class LimitControlLoop implements LimitController {
         n < this.config.minSamples &&
         !this.above(meanMs, n, poolMs, count) &&
         !this.above(poolMs, count, meanMs, n);
-      const stands = lends && tuning.untestedPool && this.measuredCallersQueue(meanMs, n, poolMs, count);
-      const valueMs = stands ? poolMs : pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
-      const valueMeanMs = pool || stands ? valueMs : meanMs;
-      // A drained window sets the baseline; without the drain (drainOnExit off) it only offers one.
-      measured = tuning.drainOnExit
-        ? baseline.set(valueMs, valueMeanMs)
-        : baseline.offer(valueMs, valueMeanMs) !== 'none';
-      if (measured) {
-        // After a fall, the concurrency its window held: a faster upstream serves at least that much without queueing
-        // (servers and CPUs serve a concurrency, whatever each call's time), while the window's completion rate
-        // straddled the slow part and reads low (adr/0136).
-        const servedBack =
-          this.exit === 'fall' ? this.exitLimit : this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
-        // vegas's later slow starts (a stale raise's, or one an idle gap cut short) return too: their exit round served
-        // what the upstream takes now, as a jump window did (an app-limited exit drained nothing: its rate, so its
-        // return, is 0).
-        // Not the first one's: clients that start together exit, drain and measure at different times, so each exit
-        // round's share is not what it gets once all run, and returning there left them unfair (many-clients; adr/0137).
-        const later = tuning.startReturn && this.baselineMeasured && this.config.algorithm === 'vegas';
-        if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) drainBack = servedBack;
-        else if ((remeasures(this.exit) || later) && this.returnHeadroom !== undefined) {
-          // Not raiseRatio slower: the exit window served what the upstream takes now, or more where the change fell
-          // inside it. Back to that less vegas's beta, so it grows into its band from below (re-reading the no-load
-          // latency on the way, adr/0101), not from the drain a window of beta at a time (adr/0128); gradient2 to all
-          // of it (adr/0133).
-          drainBack = servedBack - this.returnHeadroom(servedBack);
+      // The pool stands for it where demand held at its peak (callers who call again at once), or each call's latency
+      // grew with the calls in flight at its admission past the noise (callers who think, adr/0141): open-loop
+      // in-flight follows latency, a queue's latency follows in-flight (adr/0138).
+      const queued = lends && tuning.untestedPool && this.measuredCallersQueue(meanMs, n, poolMs, count);
+      const { meanInflight, peakInflight } = summary;
+      const stands =
+        queued && (meanInflight >= peakInflight - 1 || this.window.admittedLatencyT() > tuning.startupNoiseZ);
+      if (queued && !stands && tuning.probeTested && tuning.drainOnExit && !this.probed) {
+        // Neither: demand that moved, and latency that did not follow the calls ahead (open-loop load on a slower
+        // upstream, or callers in a lockstep cycle, who all wait alike). Measure again at the tested limit, a
+        // concurrency no round saw queue at, with calls admitted from now on (adr/0142). Only with the drain: without
+        // it a window offers a baseline and sets none, so nothing would return. Once (the second window's calls are
+        // admitted under the tested limit and cannot meet the rule again, unless setLimit raised it meanwhile). The
+        // return it aims at is kept where a drain keeps its own.
+        this.probed = true;
+        this.exitLimit = Math.ceil(meanInflight);
+        this.sampleFrom = now;
+        this.baselineWindowSamples = this.config.minSamples;
+        probeTo = this.testedLimit;
+        summary.latencyMs = Number.NaN;
+        measured = true;
+      } else {
+        const valueMs = stands ? poolMs : pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
+        const valueMeanMs = pool || stands ? valueMs : meanMs;
+        // A drained window sets the baseline; without the drain (drainOnExit off) it only offers one.
+        measured = tuning.drainOnExit
+          ? baseline.set(valueMs, valueMeanMs)
+          : baseline.offer(valueMs, valueMeanMs) !== 'none';
+        if (measured) {
+          // After a fall, the concurrency its window held: a faster upstream serves at least that much without queueing
+          // (servers and CPUs serve a concurrency, whatever each call's time), while the window's completion rate
+          // straddled the slow part and reads low (adr/0136).
+          const servedBack =
+            this.exit === 'fall' ? this.exitLimit : this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
+          // vegas's later slow starts (a stale raise's, or one an idle gap cut short) return too: their exit round served
+          // what the upstream takes now, as a jump window did (an app-limited exit drained nothing: its rate, so its
+          // return, is 0).
+          // Not the first one's: clients that start together exit, drain and measure at different times, so each exit
+          // round's share is not what it gets once all run, and returning there left them unfair (many-clients; adr/0137).
+          const later = tuning.startReturn && this.baselineMeasured && this.config.algorithm === 'vegas';
+          if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) drainBack = servedBack;
+          else if ((remeasures(this.exit) || later) && this.returnHeadroom !== undefined) {
+            // Not raiseRatio slower: the exit window served what the upstream takes now, or more where the change fell
+            // inside it. Back to that less vegas's beta, so it grows into its band from below (re-reading the no-load
+            // latency on the way, adr/0101), not from the drain a window of beta at a time (adr/0128); gradient2 to all
+            // of it (adr/0133).
+            drainBack = servedBack - this.returnHeadroom(servedBack);
+          }
+          // Measured again at the tested limit: back to the concurrency the first window's callers held (not the limit,
+          // which app-limited growth set at twice their peak), and vegas steers from there on the new baseline (adr/0142).
+          if (this.probed) drainBack = this.exitLimit;
+          this.baselineMeasured = true;
+          this.exitRate = 0;
         }
-        this.baselineMeasured = true;
-        this.exitRate = 0;
+        this.baselineWindow = 'none';
+        this.sampleFrom = -Infinity;
+        this.signal.reset();
+        this.signal.add(valueMs);
+        summary.latencyMs = valueMs;
       }
-      this.baselineWindow = 'none';
-      this.sampleFrom = -Infinity;
-      this.signal.reset();
-      this.signal.add(valueMs);
-      summary.latencyMs = valueMs;
     } else {
       // A fall under the baseline (fellBy) with demand at the limit, over at least minSamples: see the jump rule below
       // (adr/0130). Below the limit growth queues nothing, so the smoothed latency, and the baseline with it, fall to
@@ -620,6 +649,9 @@ export class LimitControlLoop implements LimitController {
         if (drainBack > estimate) {
           next = drainBack < this.exitLimit ? drainBack : this.exitLimit;
           reason = 'drain';
+        } else if (probeTo < estimate) {
+          next = probeTo;
+          reason = 'drain';
         }
       }
     } else if (latencyDriven && unrefused && ((tuning.jumpRestart && this.jumped(statMs)) || fell)) {
@@ -739,21 +771,19 @@ export class LimitControlLoop implements LimitController {
     return logMean > referenceLog + Math.log1p(this.noiseBound(samples, this.referenceSamples));
   }
 
-  // Whether an app-limited slow start's baseline window measured closed-loop callers' queue (adr/0139): callers between
-  // the tested limit and twice it outgrow the slow start's last tested round. Their demand holds at its peak, or, where
-  // it moves (callers who think between calls), each call's latency grew with the calls ahead of it at its admission
-  // past the noise (adr/0141): open-loop in-flight follows latency, a queue's latency follows in-flight (adr/0138). A
-  // cohort of the slow start rose over its pool (measured at up to about the tested limit, and mature), and the window
-  // rose over the pool past the noise, by no more than its in-flight over the tested limit (Little's law: so that
-  // in-flight is past it; a larger rise is the upstream's).
+  // Whether an app-limited slow start's baseline window may have measured closed-loop callers' queue (adr/0139):
+  // callers between the tested limit and twice it outgrow the slow start's last tested round. A cohort of the slow
+  // start rose over its pool (measured at up to about the tested limit, and mature), and the window rose over the pool
+  // past the noise, by no more than its in-flight over the tested limit (Little's law: so that in-flight is past it; a
+  // larger rise is the upstream's). Whose queue it is, the demand's shape tells (see closeWindow), or a second window
+  // at the tested limit (adr/0142).
   private measuredCallersQueue(meanMs: number, n: number, poolMs: number, count: number): boolean {
-    const { meanInflight, peakInflight } = this.summary;
+    const meanInflight = this.summary.meanInflight;
     const tested = this.testedLimit;
     return (
       count >= ROUND_SAMPLES &&
       this.noLoadRefused &&
       tested > 0 &&
-      (meanInflight >= peakInflight - 1 || this.window.admittedLatencyT() > this.tuning.startupNoiseZ) &&
       this.above(meanMs, n, poolMs, count) &&
       !this.above(meanMs, n, poolMs * (meanInflight / tested), count)
     );
@@ -857,7 +887,7 @@ export class LimitControlLoop implements LimitController {
 
   /** Ends the slow start: the next clean window, with calls admitted from now on, measures the baseline. */
   private endSlowStart(now: number, exit: SlowStartExit): void {
-    this.slowStart = this.suspect = false;
+    this.slowStart = this.suspect = this.probed = false;
     this.exit = exit;
     if (!this.algorithm.latencyDriven) return;
     this.baselineWindow = this.tuning.drainOnExit ? 'settling' : 'open';

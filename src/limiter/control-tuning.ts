@@ -126,6 +126,13 @@ const SHIPPED = {
    * them) takes the slow start's no-load pool (adr/0139, adr/0141). false: the window's own mean.
    */
   untestedPool: true,
+  /**
+   * vegas: where that window's demand neither held at its peak nor showed its latency following the calls ahead
+   * (callers in a near-deterministic cycle wait alike), it measures again with the limit at the tested one, a
+   * concurrency no round saw queue at (BBR's ProbeRTT, once; adr/0142), then returns to the concurrency the first
+   * window held. Needs drainOnExit. false: the window's own mean.
+   */
+  probeTested: true,
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */
   appLimitedFactor: 2,
 };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveControlConfig } from '../../../src/limiter/control-config';
 import { LimitControlLoop, ROUND_SAMPLES } from '../../../src/limiter/control-loop';
+import type { LimitChange } from '../../../src/limiter/controller';
 import { type ControlTuning, DEFAULT_TUNING } from '../../../src/limiter/control-tuning';
 import { lognormalMs, mulberry32 } from '../../stats/support/latency-samples';
 import { observeAt } from './support/feed';
@@ -340,18 +341,80 @@ describe('the slow start: closed-loop demand between the tested limit and twice 
     expect(controller.snapshot().baselineMs).toBe(100);
   });
 
-  it('keeps the window where demand moves and latency did not follow the calls ahead (open loop: adr/0138)', () => {
+  it("measures again where demand moves and latency did not follow the calls ahead, and keeps the upstream's rise (open loop: adr/0138, adr/0142)", () => {
     // On 32 servers (no queue): the upstream turns 1.3x slower at 700 ms, inside the idle rounds, its calls 10% either
-    // side by turns. In-flight moves with the callers, not with each call's wait, so the rise is the upstream's. With
-    // the queue test dropped (any moving demand counted) the pool's 99.8 ms would stand.
+    // side by turns. In-flight moves with the callers, not with each call's wait, so the rise is the upstream's: the
+    // window at the tested limit (adr/0142) measures 130 too. With the queue test dropped (any moving demand counted)
+    // the pool's 99.8 ms would stand.
     const controller = loop();
-    runScripted({
+    const { changes } = runScripted({
       controller,
-      durationMs: 8_000,
+      durationMs: 14_000,
       clients: byTurns,
       call: ({ now, index }) => ({ latencyMs: (now < 700 ? 100 : 130) * (index % 2 === 0 ? 0.9 : 1.1) }),
     });
     expect(controller.snapshot().baselineMs).toBeCloseTo(130, 0);
+    // The probe held the tested 21 for one window (2 s), measured 130 ms, and went back to the 25 the window held.
+    expect(
+      changes
+        .filter((change) => change.reason === 'drain')
+        .map(({ from, to, at }) => `${from}->${to} at ${Math.round(at / 100) / 10} s`),
+    ).toEqual(['29->21 at 5.9 s', '21->25 at 8 s']);
+  });
+
+  /** Callers in a lockstep cycle: every call waits alike past 16 servers, whatever the calls ahead of it. */
+  const waitAlike = ({ inflight }: CallStart) => ({ latencyMs: inflight <= 16 ? 100 : 150 });
+  const drains = (changes: readonly LimitChange[]) =>
+    changes
+      .filter((change) => change.reason === 'drain')
+      .map(({ from, to, at }) => `${from}->${to} at ${Math.round(at / 100) / 10} s`);
+
+  it('measures again at the tested limit where demand moves and every call waits alike (a lockstep cycle; adr/0142)', () => {
+    // Callers in a near-deterministic cycle (e2e:real's thinking callers on php-fpm and the demo) wait the same past the
+    // servers, whatever the calls ahead of each: 150 ms past 16 in flight here. Neither test of adr/0139 and adr/0141
+    // sees a queue, so the window at 20-28 in flight is measured again with the limit at the tested 13: 100 ms. The limit
+    // goes back to the 24 the callers held, where vegas reads their queue on that baseline and steers to 16 plus its
+    // band. Without the probe the window's 150 ms stands and the limit climbs.
+    const probed = loop();
+    const { changes } = runScripted({ controller: probed, durationMs: 20_000, clients: byTurns, call: waitAlike });
+    expect(probed.snapshot().baselineMs).toBe(100);
+    expect(
+      changes
+        .filter((change) => change.reason !== 'slow-start')
+        .map(({ from, to, reason }) => `${from}->${to} ${reason}`),
+    ).toEqual([
+      '29->13 drain',
+      '13->24 drain',
+      '24->21 queue-above-beta',
+      '21->20 queue-above-beta',
+      '20->17 queue-above-beta',
+      '17->16 queue-above-beta',
+      '16->18 no-queue',
+    ]);
+    const unprobed = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, probeTested: false });
+    runScripted({ controller: unprobed, durationMs: 20_000, clients: byTurns, call: waitAlike });
+    expect(unprobed.snapshot().baselineMs).toBe(150);
+    expect(unprobed.limit).toBeGreaterThan(50);
+  });
+
+  it('probes once per slow start: a gap that cuts the second window short starts a slow start, which probes again', () => {
+    // The callers stop 0.65 s into the second window and come back 65.5 s later (past idleAfterMs): the slow start that
+    // follows ends app-limited, its window measures their queue again, and its own probe sets the baseline.
+    const controller = loop();
+    const { changes } = runScripted({
+      controller,
+      durationMs: 90_000,
+      clients: (now) => (now > 6_500 && now < 72_000 ? 0 : byTurns(now)),
+      call: waitAlike,
+    });
+    expect(drains(changes)).toEqual(['29->13 at 5.9 s', '29->13 at 77.3 s', '13->24 at 79.4 s']);
+    expect(controller.snapshot().baselineMs).toBe(100);
+  });
+
+  it('does not probe without the drain (drainOnExit off): a window then only offers a baseline, and nothing would return', () => {
+    const controller = new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, drainOnExit: false });
+    const { changes } = runScripted({ controller, durationMs: 20_000, clients: byTurns, call: waitAlike });
+    expect(drains(changes)).toEqual([]);
   });
 
   /** 20 callers on 32 servers (no queue of ours), 100 ms, then `factor` x slower from `slowAt` ms: the first baseline. */
