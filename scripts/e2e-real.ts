@@ -370,6 +370,18 @@ function capacityCallers(
   return runDefaults(target, name, { kind: 'closed', callers, thinkMs }, ms);
 }
 
+/** A server whose capacity is known by construction (the demo's slots, php-fpm's children): every run, few and thinking callers included. */
+async function knownCapacityRuns(target: Target, capacity: number, durations: Durations, seed: number) {
+  const noLoad = await measureNoLoad(target);
+  const sweep = await sweepCaps(target, '');
+  const runs = [
+    ...(await standardRuns(target, sweep, durations, seed)),
+    await capacityCallers(target, FEW_CALLERS, capacity, noLoad, durations),
+    await capacityCallers(target, THINKING_CALLERS, capacity, noLoad, durations),
+  ];
+  return { noLoad, sweep, runs };
+}
+
 async function warm(target: Target, calls: number): Promise<void> {
   for (let i = 0; i < calls; i++) {
     try {
@@ -582,15 +594,9 @@ async function demoServer(cleanup: Cleanup, durations: Durations): Promise<Serve
   const target = httpTarget('demo', `${upstream.url}/work`);
   try {
     await warm(target, 10);
-    const noLoad = await measureNoLoad(target);
-    const sweep = await sweepCaps(target, '');
-    const runs = [
-      ...(await standardRuns(target, sweep, durations, 0x5eed0003)),
-      await capacityCallers(target, FEW_CALLERS, PLAN.demo.capacity, noLoad, durations),
-      await capacityCallers(target, THINKING_CALLERS, PLAN.demo.capacity, noLoad, durations),
-    ];
     const plotTitle = `demo upstream, capacity ${PLAN.demo.capacity} x ${PLAN.demo.serviceMs} ms`;
-    return { name: 'demo', describe, plotTitle, noLoad, sweep, runs, seconds: (performance.now() - started) / 1_000 };
+    const measured = await knownCapacityRuns(target, PLAN.demo.capacity, durations, 0x5eed0003);
+    return { name: 'demo', describe, plotTitle, ...measured, seconds: (performance.now() - started) / 1_000 };
   } finally {
     target.close();
     await closeUpstream();
@@ -609,23 +615,9 @@ async function phpFpmServer(installed: Installed, cleanup: Cleanup, durations: D
   const target = httpTarget('php-fpm', server.url);
   try {
     await warm(target, 20);
-    const noLoad = await measureNoLoad(target);
-    const sweep = await sweepCaps(target, '');
-    const runs = [
-      ...(await standardRuns(target, sweep, durations, 0x5eed0004)),
-      await capacityCallers(target, FEW_CALLERS, children, noLoad, durations),
-      await capacityCallers(target, THINKING_CALLERS, children, noLoad, durations),
-    ];
     const plotTitle = `nginx ${nginx} + php-fpm ${php}, ${children} static children, ${sleepMs} ms sleep`;
-    return {
-      name: 'php-fpm',
-      describe,
-      plotTitle,
-      noLoad,
-      sweep,
-      runs,
-      seconds: (performance.now() - started) / 1_000,
-    };
+    const measured = await knownCapacityRuns(target, children, durations, 0x5eed0004);
+    return { name: 'php-fpm', describe, plotTitle, ...measured, seconds: (performance.now() - started) / 1_000 };
   } finally {
     target.close();
     await server.stop();
