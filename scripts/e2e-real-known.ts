@@ -58,7 +58,7 @@ const GUNICORN_SWING =
 const DEMO_THINKING_CYCLE =
   "12 callers who think 21 ms between calls on the demo's 6 slots of 40 ms: the slow start ends app-limited and its " +
   "baseline window measures the callers' queue (58 ms, 1.40-1.42x the no-load mean) on 3 of 4 runs of 2026-12-07 before " +
-  'adr/0142 and 1 of 2 after it (the other: 1.07x, limit median 8), and the limit holds 24, four times the knee. With service and think times nearly constant the callers ' +
+  'adr/0142 and 1 of 3 after it (the others, a full run and a local CI run: 1.07x and 1.09x, limit median 8), and the limit holds 24, four times the knee. With service and think times nearly constant the callers ' +
   'fall into a cycle in which every call waits about the same (traced: mean latency 57.1-61.2 ms at 7 to 12 calls in flight ' +
   "at admission, t = 1.75 against adr/0141's bound of 2). adr/0142's probe, which fixed the same cycle on php-fpm (knee 16), " +
   'does not run here: traced, the slow start grew 8 -> 13 in the round that began at 8 with no rise seen (a round of 8 calls ' +
