@@ -352,7 +352,7 @@ const FEW_CALLERS = 'few callers';
 const THINKING_CALLERS = 'thinking callers';
 
 /**
- * Closed-loop callers in a number set by a server's capacity (gunicorn's workers, the demo's slots), gated like the
+ * Closed-loop callers in a number set by a server's capacity (gunicorn's workers, the demo's slots, php-fpm's children), gated like the
  * other runs and on the baseline: PLAN.fewCallersFactor x it calling again at once (adr/0139), or
  * PLAN.thinkingCallersFactor x it thinking PLAN.thinkShareOfNoLoad x the no-load mean between calls (adr/0141).
  */
