@@ -144,10 +144,7 @@ export const VARIANTS: readonly Variant[] = [
   off('no return after a later slow start', "startReturn false: vegas's later slow starts grow from the drain", {
     startReturn: false,
   }),
-  off('no pool for closed-loop queue', "untestedPool false: an app-limited slow start's baseline window is its own", {
-    untestedPool: false,
-  }),
-  off('no probe at the tested limit', 'probeTested false: a window neither demand test reads keeps its own mean', {
+  off('no probe at the tested limit', "probeTested false: a window adr/0139's rule flags keeps its own mean", {
     probeTested: false,
   }),
   off('no app-limited guard', 'appLimitedFactor 1e9: grow whatever the demand', { appLimitedFactor: 1e9 }),

@@ -22,8 +22,7 @@ const CLOSED_USERS_PER_CAPACITY = 1.5;
 /**
  * The thinking variant's users and their think time, a share of the service's median: 2 C users who each wait half a
  * service time between an answer and their next call keep about 2 C x 1 / 1.5 = 1.33 C calls in flight, past the
- * capacity and under twice it, and their in-flight moves as users think (adr/0139's steady-demand test left them out;
- * adr/0141's queue test takes them).
+ * capacity and under twice it, and their in-flight moves as users think (adr/0141).
  */
 const THINKING_USERS_PER_CAPACITY = 2;
 const THINK_SHARE_OF_SERVICE = 0.5;
@@ -44,11 +43,10 @@ const THINK_SHARE_OF_SERVICE = 0.5;
  *
  * The `closed` variant (demand-step-closed) replaces the light phase with 1.5 C closed-loop users, who call again
  * 1 ms after each answer: demand past the capacity and under twice it, which stops the slow start's growth short of
- * its limit, so its baseline window measures their queue unless the slow start's no-load pool stands for it
- * (adr/0138, adr/0139). It also asks the baseline before the step to be within 1.25x of the no-load mean. C = 6 is a
- * known library problem (sim/known-failures.ts). The `thinking` variant (demand-step-thinking) has 2 C users who think
- * half a service time between calls: the same demand, unsteady, which adr/0139's rule takes for callers by adr/0141's
- * queue test (each call's latency grew with the calls ahead of it). C = 6 is a known library problem too.
+ * its limit, so its baseline window measures their queue unless it is measured again at the tested limit (adr/0138,
+ * adr/0139, adr/0143). It also asks the baseline before the step to be within 1.25x of the no-load mean. The
+ * `thinking` variant (demand-step-thinking) has 2 C users who think half a service time between calls: the same
+ * demand, unsteady (adr/0141).
  */
 export function demandStep(
   capacity: number,

@@ -73,7 +73,7 @@ export function acceptanceScenarios(): Scenario[] {
     explicitOverload(20, 'vegas', 0x5eed1100, 1_000),
     // Closed-loop users between C and 2 C from the start: the slow start's growth stops short of its limit (adr/0138, 0139).
     ...DEMAND_STEP_CAPACITIES.map((c) => demandStep(c, 'vegas', 0x5eed0e00 + c, 'closed')),
-    // The same demand from users who think half a service time between calls (adr/0139 leaves them out).
+    // The same demand from users who think half a service time between calls (adr/0141).
     ...DEMAND_STEP_CAPACITIES.map((c) => demandStep(c, 'vegas', 0x5eed1e00 + c, 'thinking')),
     // Idle gaps between bursts: the idle rule's restart, alone and in a fleet that comes back together.
     ...ON_OFF_CAPACITIES.map((c) => onOff(c, 'vegas')),

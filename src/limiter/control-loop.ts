@@ -444,8 +444,8 @@ export class LimitControlLoop implements LimitController {
       // The window after a drain measures the no-load latency (adr/0045). After an app-limited slow start (vegas) the
       // slow start's queue-free cohorts are no-load samples too, if a few percent low (a cohort closes before its
       // slowest calls): a window low traffic closed under minSamples errs more and pools them, unless the two differ
-      // past the noise (the upstream changed in between; adr/0109); a window that measured closed-loop callers' queue
-      // takes them instead (adr/0139).
+      // past the noise (the upstream changed in between; adr/0109); a window that may have measured our own callers'
+      // queue measures again (below).
       const n = summary.samples;
       const count = this.noLoadCount;
       const poolMs = this.noLoadSum / count;
@@ -455,30 +455,30 @@ export class LimitControlLoop implements LimitController {
         n < this.config.minSamples &&
         !this.above(meanMs, n, poolMs, count) &&
         !this.above(poolMs, count, meanMs, n);
-      // The pool stands for it where demand held at its peak (callers who call again at once), or each call's latency
-      // grew with the calls in flight at its admission past the noise (callers who think, adr/0141): open-loop
-      // in-flight follows latency, a queue's latency follows in-flight (adr/0138).
-      const queued = lends && tuning.untestedPool && this.measuredCallersQueue(meanMs, n, poolMs, count);
-      const { meanInflight, peakInflight } = summary;
-      const stands =
-        queued && (meanInflight >= peakInflight - 1 || this.window.admittedLatencyT() > tuning.startupNoiseZ);
-      if (queued && !stands && tuning.probeTested && tuning.drainOnExit && !this.probed) {
-        // Neither: demand that moved, and latency that did not follow the calls ahead (open-loop load on a slower
-        // upstream, or callers in a lockstep cycle, who all wait alike). Measure again at the tested limit, a
-        // concurrency no round saw queue at, with calls admitted from now on (adr/0142). Only with the drain: without
-        // it a window offers a baseline and sets none, so nothing would return. Once (the second window's calls are
-        // admitted under the tested limit and cannot meet the rule again, unless setLimit raised it meanwhile). The
-        // return it aims at is kept where a drain keeps its own.
+      // Whose queue the window measured, its aggregates cannot tell: callers' (closed-loop, thinking, or in a lockstep
+      // cycle where all wait alike) or open-loop load on an upstream that turned slower. Lowering concurrency does: at
+      // the tested limit, a concurrency no round saw queue at, our callers' queue goes and a slower upstream stays slow.
+      // So measure again there, with calls admitted from now on (adr/0142, adr/0143). Only with the drain: without it a
+      // window offers a baseline and sets none, so nothing would return. Once (the second window's calls are admitted
+      // under the tested limit and cannot meet the rule again, unless setLimit raised it meanwhile). The return it aims
+      // at is kept where a drain keeps its own.
+      if (
+        lends &&
+        tuning.probeTested &&
+        tuning.drainOnExit &&
+        !this.probed &&
+        this.measuredCallersQueue(meanMs, n, poolMs, count)
+      ) {
         this.probed = true;
-        this.exitLimit = Math.ceil(meanInflight);
+        this.exitLimit = Math.ceil(summary.meanInflight);
         this.sampleFrom = now;
         this.baselineWindowSamples = this.config.minSamples;
         probeTo = this.testedLimit;
         summary.latencyMs = Number.NaN;
         measured = true;
       } else {
-        const valueMs = stands ? poolMs : pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
-        const valueMeanMs = pool || stands ? valueMs : meanMs;
+        const valueMs = pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
+        const valueMeanMs = pool ? valueMs : meanMs;
         // A drained window sets the baseline; without the drain (drainOnExit off) it only offers one.
         measured = tuning.drainOnExit
           ? baseline.set(valueMs, valueMeanMs)
@@ -775,8 +775,7 @@ export class LimitControlLoop implements LimitController {
   // callers between the tested limit and twice it outgrow the slow start's last tested round. A cohort of the slow
   // start rose over its pool (measured at up to about the tested limit, and mature), and the window rose over the pool
   // past the noise, by no more than its in-flight over the tested limit (Little's law: so that in-flight is past it; a
-  // larger rise is the upstream's). Whose queue it is, the demand's shape tells (see closeWindow), or a second window
-  // at the tested limit (adr/0142).
+  // larger rise is the upstream's). Whose queue it is, a second window at the tested limit tells (adr/0143).
   private measuredCallersQueue(meanMs: number, n: number, poolMs: number, count: number): boolean {
     const meanInflight = this.summary.meanInflight;
     const tested = this.testedLimit;

@@ -121,16 +121,11 @@ const SHIPPED = {
    */
   startReturn: true,
   /**
-   * vegas: after an app-limited slow start, a baseline window that measured closed-loop callers' queue (callers between
-   * the tested limit and twice it, their demand steady at its peak or their latency growing with the calls ahead of
-   * them) takes the slow start's no-load pool (adr/0139, adr/0141). false: the window's own mean.
-   */
-  untestedPool: true,
-  /**
-   * vegas: where that window's demand neither held at its peak nor showed its latency following the calls ahead
-   * (callers in a near-deterministic cycle wait alike), it measures again with the limit at the tested one, a
-   * concurrency no round saw queue at (BBR's ProbeRTT, once; adr/0142), then returns to the concurrency the first
-   * window held. Needs drainOnExit. false: the window's own mean.
+   * vegas: after an app-limited slow start, a baseline window that may have measured closed-loop callers' queue (a
+   * cohort of the slow start rose; in-flight past the tested limit, by no more than Little's law lets our queue explain)
+   * measures again with the limit at the tested one, a concurrency no round saw queue at (BBR's ProbeRTT, once;
+   * adr/0142, adr/0143), then returns to the concurrency the first window held. Needs drainOnExit. false: the window's
+   * own mean.
    */
   probeTested: true,
   /** Growth stops at max(initialLimit, this x the window's peak in-flight) (Netflix: inflight < limit / 2). */

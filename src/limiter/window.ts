@@ -65,9 +65,6 @@ export class SamplingWindow {
   private holds = 0;
   private latencySum = 0;
   private latencySquares = 0;
-  private admittedSum = 0;
-  private admittedSquares = 0;
-  private admittedLatency = 0;
   private logSum = 0;
   private logSquares = 0;
   private logCount = 0;
@@ -108,9 +105,6 @@ export class SamplingWindow {
         this.samples++;
         const admitted = admittedWith(observation, inflight);
         if (admitted > this.answeredPeak) this.answeredPeak = admitted;
-        this.admittedSum += admitted;
-        this.admittedSquares += admitted * admitted;
-        this.admittedLatency += admitted * latencyMs;
         break;
       }
       case 'overload':
@@ -215,23 +209,6 @@ export class SamplingWindow {
     return this.holds > 0 ? this.afterMarkSum / this.holds : 0;
   }
 
-  /**
-   * The t statistic of the samples' latency against the calls in flight at their admission (Pearson's r, n - 2 degrees
-   * of freedom); NaN where in-flight did not vary, NaN or about 0 where latency did not, NaN or 0 below three samples.
-   * A queue shows as a positive t: a call admitted behind more calls waits for more of them (adr/0141).
-   */
-  admittedLatencyT(): number {
-    const n = this.samples;
-    const sxx = this.admittedSquares - (this.admittedSum * this.admittedSum) / n;
-    const syy = this.latencySquares - (this.latencySum * this.latencySum) / n;
-    const sxy = this.admittedLatency - (this.admittedSum * this.latencySum) / n;
-    // A constant in-flight has no slope, but rounding leaves sxy a few ulps off 0: an infinite t without this.
-    if (!(sxx > 0)) return Number.NaN;
-    const r = sxy / Math.sqrt(sxx * syy);
-    // (r = 1 to rounding: an infinite t, not NaN.)
-    return (r * Math.sqrt(n - 2)) / Math.sqrt(Math.max(0, 1 - r * r));
-  }
-
   /** Standard deviation / mean; 0 below two samples. */
   latencyCv(): number {
     const n = this.samples;
@@ -262,7 +239,6 @@ export class SamplingWindow {
     this.stepped = false;
     this.roundTrip = false;
     this.inflightSum = this.afterMarkSum = this.holds = this.latencySum = this.latencySquares = 0;
-    this.admittedSum = this.admittedSquares = this.admittedLatency = 0;
     this.logSum = this.logSquares = this.logCount = 0;
     this.latencies.reset();
   }

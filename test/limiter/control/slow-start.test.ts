@@ -29,13 +29,15 @@ function run(
 
 /**
  * Seeds 1-64 of a healthy upstream (lognormal, median 350 ms, no queue at any concurrency) and
- * `clients` closed-loop callers for 10 s: those whose slow start ended on a rise and drained.
+ * `clients` closed-loop callers for 10 s: those whose limit drained. With `probeTested` false (this
+ * helper's default) only a slow start that ended on a rise drains; with it true, an app-limited
+ * one's probe at the tested limit drains too (adr/0142).
  */
-function drainedSeeds(tuning: ControlTuning, clients: number, sigma: number): number[] {
+function drainedSeeds(tuning: ControlTuning, clients: number, sigma: number, probeTested = false): number[] {
   const drained: number[] = [];
   for (let seed = 1; seed <= 64; seed++) {
     const random = mulberry32(seed);
-    const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
+    const controller = new LimitControlLoop(resolveControlConfig({}), { ...tuning, probeTested });
     const { changes } = runScripted({
       controller,
       durationMs: 10_000,
@@ -100,7 +102,7 @@ describe('the slow start: a restart before the first baseline window measured', 
     // One caller for 300 ms at 80 ms (the provisional baseline), then 12 callers at 100 ms on 16 servers: at once, or
     // after 75 s of nothing (an idle restart). Either way the baseline window after the slow start sets the baseline.
     // (12 callers, under the capacity: with 20, the straight run's pool mixes both speeds and holds 6 samples, so it
-    // measures the callers' queue where the restart's pool, 27 samples at 100 ms, stands for it: see adr/0139.)
+    // measures the callers' queue where the restart's window is measured again at the tested limit: see adr/0143.)
     const runFrom = (restartAt: number) => {
       const controller = loop();
       const { changes } = runScripted({
@@ -299,13 +301,15 @@ describe('the slow start: the exit test', () => {
   });
 });
 
-describe('the slow start: closed-loop demand between the tested limit and twice it (adr/0139)', () => {
+describe('the slow start: closed-loop demand between the tested limit and twice it (adr/0139, adr/0142, adr/0143)', () => {
   // 24 callers on 16 servers (latency grows with in-flight past them) hold 24 in flight, so the limit grows to 25 in the
   // round that began at 13 and no round binds again: the rounds at 24 in flight answer at 150 ms untested, and the slow
   // start ends idle. Their cohorts rose over the pool of the tested rounds (100 ms, at up to 13 calls), and the
-  // baseline window's 150 ms is no more than 24 / 13 of it: the window measured the callers' queue, the pool is the
-  // no-load latency (adr/0138 has the bug: the baseline was 150 ms, and vegas saw no queue at 25).
-  it('takes the no-load pool for the baseline (24 callers on 16 servers), and vegas steers to 16 plus its band', () => {
+  // baseline window's 150 ms is no more than 24 / 13 of it: the window may have measured the callers' queue (adr/0138
+  // has the bug: the baseline was 150 ms, and vegas saw no queue at 25). The limit goes to the tested 13 for a window,
+  // which measures 100 ms, and back to the 24 the callers held, where vegas reads their queue and steers to 16 plus its
+  // band.
+  it('measures again at the tested limit (24 callers on 16 servers), and vegas steers to 16 plus its band', () => {
     const controller = loop();
     const { changes } = run(
       controller,
@@ -316,15 +320,25 @@ describe('the slow start: closed-loop demand between the tested limit and twice 
     expect(controller.snapshot().baselineMs).toBe(100);
     expect(
       changes.filter((change) => change.at > 1_000).map(({ from, to, reason }) => `${from}->${to} ${reason}`),
-    ).toEqual(['25->22 queue-above-beta', '22->20 queue-above-beta', '20->18 queue-above-beta']);
+    ).toEqual([
+      '25->13 drain',
+      '13->24 drain',
+      '24->21 queue-above-beta',
+      '21->20 queue-above-beta',
+      '20->19 queue-above-beta',
+      '19->18 queue-above-beta',
+      '18->17 queue-within-band',
+      '17->19 queue-below-alpha',
+      '19->18 queue-above-beta',
+    ]);
   });
 
-  it('keeps the window with untestedPool off, and for gradient2, which steers on a p90 a pool of means does not give', () => {
+  it('keeps the window with probeTested off, and for gradient2, which steers on a p90 the probe does not measure', () => {
     const baselineOf = (controller: LimitControlLoop) => {
       run(controller, 8_000, ({ inflight }) => ({ latencyMs: 100 * Math.max(1, inflight / 16) }), 24);
       return controller.snapshot().baselineMs;
     };
-    expect(baselineOf(new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, untestedPool: false }))).toBe(
+    expect(baselineOf(new LimitControlLoop(resolveControlConfig({}), { ...DEFAULT_TUNING, probeTested: false }))).toBe(
       150,
     );
     expect(baselineOf(new LimitControlLoop(resolveControlConfig({ algorithm: 'gradient2' })))).toBe(150);
@@ -333,19 +347,17 @@ describe('the slow start: closed-loop demand between the tested limit and twice 
   /** 20 and 28 callers by turns, 150 ms each (24 on average, as above): demand that does not hold at its peak. */
   const byTurns = (now: number) => (Math.floor(now / 150) % 2 === 0 ? 20 : 28);
 
-  it('takes the pool where demand moves but each call waited for the calls ahead of it (adr/0141)', () => {
-    // The window's mean in-flight is more than a call under its peak, as for callers who think between calls, but each
-    // call's latency follows the calls in flight at its admission: a queue's signature (t far past startupNoiseZ).
+  it('measures again where demand moves and each call waited for the calls ahead of it (callers who think)', () => {
     const controller = loop();
-    runScripted({ controller, durationMs: 8_000, clients: byTurns, call: knee });
+    const { changes } = runScripted({ controller, durationMs: 8_000, clients: byTurns, call: knee });
     expect(controller.snapshot().baselineMs).toBe(100);
+    expect(changes.filter((change) => change.reason === 'drain').length).toBe(2);
   });
 
   it("measures again where demand moves and latency did not follow the calls ahead, and keeps the upstream's rise (open loop: adr/0138, adr/0142)", () => {
     // On 32 servers (no queue): the upstream turns 1.3x slower at 700 ms, inside the idle rounds, its calls 10% either
-    // side by turns. In-flight moves with the callers, not with each call's wait, so the rise is the upstream's: the
-    // window at the tested limit (adr/0142) measures 130 too. With the queue test dropped (any moving demand counted)
-    // the pool's 99.8 ms would stand.
+    // side by turns. The rise is the upstream's: the window at the tested limit measures 130 too, where adr/0139's
+    // pool would have taken 99.8 ms had demand held at its peak.
     const controller = loop();
     const { changes } = runScripted({
       controller,
@@ -371,8 +383,8 @@ describe('the slow start: closed-loop demand between the tested limit and twice 
 
   it('measures again at the tested limit where demand moves and every call waits alike (a lockstep cycle; adr/0142)', () => {
     // Callers in a near-deterministic cycle (e2e:real's thinking callers on php-fpm and the demo) wait the same past the
-    // servers, whatever the calls ahead of each: 150 ms past 16 in flight here. Neither test of adr/0139 and adr/0141
-    // sees a queue, so the window at 20-28 in flight is measured again with the limit at the tested 13: 100 ms. The limit
+    // servers, whatever the calls ahead of each: 150 ms past 16 in flight here (adr/0141's test of each call's wait
+    // against the calls ahead saw nothing). The window at 20-28 in flight is measured again at the tested 13: 100 ms. The limit
     // goes back to the 24 the callers held, where vegas reads their queue on that baseline and steers to 16 plus its
     // band. Without the probe the window's 150 ms stands and the limit climbs.
     const probed = loop();
@@ -434,6 +446,14 @@ describe('the slow start: closed-loop demand between the tested limit and twice 
     // the pool's 100 ms.
     expect(baselineAfterSlowdown(1_500, 1.3)).toBeCloseTo(123.42, 1);
     expect(baselineAfterSlowdown(1e9, 1)).toBe(100);
+  });
+
+  it('probes on 1 of 64 seeds of a healthy heavy-tailed upstream with 12 callers, for one window at the tested 9', () => {
+    // No queue at any concurrency: seed 2's window rose past its pool on the tail alone (a cohort closes before its
+    // slowest calls, so the pool reads low), and the probe lowers the limit 13 -> 9 at 9.8 s. Seed 41's slow start ends
+    // on a false rise and drains, with or without the probe (the adr/0110 test above counts it).
+    expect(drainedSeeds(DEFAULT_TUNING, 12, 0.8, true)).toEqual([2, 41]);
+    expect(drainedSeeds(DEFAULT_TUNING, 12, 0.8)).toEqual([41]);
   });
 
   it('keeps the window where no round bound: a slow start that tested nothing has no concurrency to compare', () => {

@@ -290,51 +290,6 @@ describe("the sampling window: what the slow start and Little's law read (adr/00
   });
 });
 
-describe('the sampling window: whether latency grew with the calls ahead of each call (adr/0141)', () => {
-  /** A window of answers, each admitted with `admitted[i]` calls in flight (itself included). */
-  const windowOf = (admitted: number[], latencies: number[]) => {
-    const window = new SamplingWindow(rules);
-    admitted.forEach((inflight, i) => {
-      window.settledAt = i;
-      window.recordSettle({ verdict: 'ok', latencyMs: latencies[i]!, inflight }, 1, false);
-    });
-    return window;
-  };
-
-  it("is Pearson's r as a t statistic on n - 2 degrees of freedom, of either sign", () => {
-    // r = 0.762 over five calls: t = r sqrt(3) / sqrt(1 - r^2) = 2.04.
-    expect(windowOf([1, 2, 3, 4, 5], [100, 130, 110, 150, 140]).admittedLatencyT()).toBeCloseTo(2.0412, 4);
-    expect(windowOf([1, 2, 3, 4, 5], [140, 150, 110, 130, 100]).admittedLatencyT()).toBeCloseTo(-2.0412, 4);
-    expect(windowOf([1, 2, 3, 4], [100, 200, 100, 200]).admittedLatencyT()).toBeCloseTo(Math.SQRT1_2, 4);
-    // A latency exactly linear in in-flight (r = 1, to rounding): an infinite t, not NaN.
-    expect(windowOf([1, 2, 3, 4, 5], [100, 200, 300, 400, 500]).admittedLatencyT()).toBe(Infinity);
-  });
-
-  it('is NaN where in-flight or latency did not vary, or below three samples, and a restart forgets it', () => {
-    expect(windowOf([1, 2], [100, 200]).admittedLatencyT()).toBeNaN();
-    expect(windowOf([5, 5, 5, 5], [100, 200, 150, 120]).admittedLatencyT()).toBeNaN();
-    expect(windowOf([1, 2, 3, 4], [100, 100, 100, 100]).admittedLatencyT()).toBeNaN();
-    // A constant in-flight whose sums rounding leaves a few ulps off a flat line: 0 / 0 would read as an infinite t.
-    expect(windowOf([30, 30, 30], [101.3, 97.9, 120.1]).admittedLatencyT()).toBeNaN();
-    const window = windowOf([1, 2, 3, 4, 5], [100, 130, 110, 150, 140]);
-    window.restart(10);
-    [1, 2, 3, 4].forEach((inflight, i) => {
-      window.recordSettle({ verdict: 'ok', latencyMs: i % 2 === 0 ? 100 : 200, inflight }, 1, false);
-    });
-    expect(window.admittedLatencyT()).toBeCloseTo(Math.SQRT1_2, 4);
-  });
-
-  it("reads a call without an admission count at its settle's in-flight, and counts no refusal", () => {
-    const window = new SamplingWindow(rules);
-    [1, 2, 3, 4, 5].forEach((inflight, i) => {
-      window.settledAt = i;
-      window.recordSettle({ verdict: 'ok', latencyMs: [100, 130, 110, 150, 140][i]! }, inflight, false);
-      window.recordSettle({ verdict: 'overload', latencyMs: 1, inflight: 50 }, 50, false);
-    });
-    expect(window.admittedLatencyT()).toBeCloseTo(2.0412, 4);
-  });
-});
-
 describe('the latency signal: p90 -> median of 3 -> EWMA', () => {
   it('smooths with weight 1/3 (failsafe-go: 2 / (5 + 1))', () => {
     expect(LATENCY_SMOOTHING).toBeCloseTo(1 / 3, 12);
