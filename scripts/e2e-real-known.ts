@@ -60,11 +60,11 @@ const DEMO_THINKING_CYCLE =
   "baseline window measures the callers' queue (58 ms, 1.40-1.42x the no-load mean) on 3 of 4 runs of 2026-12-07 before " +
   'adr/0142 and 1 of 3 after it (the others, a full run and a local CI run: 1.07x and 1.09x, limit median 8), and the limit holds 24, four times the knee. With service and think times nearly constant the callers ' +
   'fall into a cycle in which every call waits about the same (traced: mean latency 57.1-61.2 ms at 7 to 12 calls in flight ' +
-  "at admission, t = 1.75 against adr/0141's bound of 2). adr/0142's probe, which fixed the same cycle on php-fpm (knee 16), " +
-  'does not run here: traced, the slow start grew 8 -> 13 in the round that began at 8 with no rise seen (a round of 8 calls ' +
+  "at admission). adr/0142's probe (since adr/0143 run for every window adr/0139's rule flags), which fixed the same cycle " +
+  'on php-fpm (knee 16), does not run here: traced, the slow start grew 8 -> 13 in the round that began at 8 with no rise seen (a round of 8 calls ' +
   'has a noise bound near 30%; 8 calls on 6 slots wait a third), so the window at 8.8 in flight and 1.43x the pool is past ' +
   "what Little's bound lets our queue explain over a tested limit of 8, and reads as the upstream's. The tested limit is " +
-  "demand-step-closed-c6's problem (rounds too small to see the knee). Gunicorn's thinking callers (8 on 4 workers) exit the " +
+  "the simulator's demand-step-closed-c6 k = 153 problem too (rounds too small to see the knee; 1.43x there). Gunicorn's thinking callers (8 on 4 workers) exit the " +
   'slow start on a rise instead, and its drain measures the baseline (0.97-0.98x in 4 of 4 runs)';
 // Found on 2026-12-07 in php-fpm's third run (adr/0142's tree; the first two met it at 11-17%).
 const PHP_FPM_RAMP =
@@ -97,7 +97,8 @@ const POSTGRES_SMALL_KNEE_SWING =
   "that CI run; the traced run met it at 50% in both loops. The gunicorn entry's dither at a knee of 3, one call lower";
 // The few-callers runs (adr/0139, 2026-12-07) cycle the same way at the same knees: gunicorn 40% (5-7 around 5) in a
 // first run and 20% (4-6 around 5) in the full one; the demo 25% (6-8 around 8) in the full run. Both learnt about
-// 1.0x their no-load latency in both runs (0.99-1.04x on gunicorn, 1.00x on the demo in the full run).
+// 1.0x their no-load latency in both runs (0.99-1.04x on gunicorn, 1.00x on the demo in the full run), and again with
+// adr/0143's probe in place of the pool (1.00x and 0.97x, a full run).
 export const KNOWN_REAL_SERVER_FAILURES: Readonly<Record<string, string>> = {
   'postgres / closed loop / goodput': POSTGRES_SMALL_KNEE,
   'postgres / open loop / goodput': POSTGRES_SMALL_KNEE,
