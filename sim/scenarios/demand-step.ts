@@ -1,6 +1,6 @@
 import { atMost, holds } from '../engine/criteria';
 import type { Scenario, ScenarioResult } from '../engine/scenario';
-import { constant } from '../models/distributions';
+import { constant, lognormal } from '../models/distributions';
 import { ClosedLoopUsers, PoissonArrivals } from '../models/load';
 import { World } from '../models/world';
 import type { Limiter } from '../../src/limiter/limiter';
@@ -26,6 +26,12 @@ const CLOSED_USERS_PER_CAPACITY = 1.5;
  */
 const THINKING_USERS_PER_CAPACITY = 2;
 const THINK_SHARE_OF_SERVICE = 0.5;
+/**
+ * The lockstep variant's service spread: a sleep endpoint's, as e2e:real measures them (sigma = ln(p90 / p50) / 1.28:
+ * php-fpm 0.003, gunicorn 0.03, the demo 0.05). Users who think a constant time on a near-constant service fall into
+ * a cycle in which every call waits alike, whatever the calls ahead of it (adr/0142).
+ */
+const LOCKSTEP_SIGMA = 0.02;
 
 /**
  * A demand step (issue 14): 10% of capacity for two minutes, then 3x. Demand rising from
@@ -46,18 +52,20 @@ const THINK_SHARE_OF_SERVICE = 0.5;
  * its limit, so its baseline window measures their queue unless it is measured again at the tested limit (adr/0138,
  * adr/0139, adr/0143). It also asks the baseline before the step to be within 1.25x of the no-load mean. The
  * `thinking` variant (demand-step-thinking) has 2 C users who think half a service time between calls: the same
- * demand, unsteady (adr/0141).
+ * demand, unsteady (adr/0141). The `lockstep` variant (demand-step-lockstep) is the thinking one on a near-constant
+ * service (LOCKSTEP_SIGMA), as on e2e:real's sleep endpoints, where the callers wait alike (adr/0142).
  */
 export function demandStep(
   capacity: number,
   algorithm: Algorithm,
   seed = 0x5eed0d00 + capacity,
-  from: 'light' | 'closed' | 'thinking' = 'light',
+  from: 'light' | 'closed' | 'thinking' | 'lockstep' = 'light',
 ): Scenario {
   const closed = from !== 'light';
-  const thinking = from === 'thinking';
+  const thinking = from === 'thinking' || from === 'lockstep';
   const name = `demand-step${closed ? `-${from}` : ''}-c${capacity}-${algorithm}`;
-  const service = serviceFor(capacity);
+  const healthy = serviceFor(capacity);
+  const service = from === 'lockstep' ? lognormal(healthy.medianMs, LOCKSTEP_SIGMA) : healthy;
   const usersPerCapacity = thinking ? THINKING_USERS_PER_CAPACITY : CLOSED_USERS_PER_CAPACITY;
   const thinkMs = thinking ? THINK_SHARE_OF_SERVICE * service.medianMs : 1;
   const title = closed

@@ -75,6 +75,8 @@ export function acceptanceScenarios(): Scenario[] {
     ...DEMAND_STEP_CAPACITIES.map((c) => demandStep(c, 'vegas', 0x5eed0e00 + c, 'closed')),
     // The same demand from users who think half a service time between calls (adr/0141).
     ...DEMAND_STEP_CAPACITIES.map((c) => demandStep(c, 'vegas', 0x5eed1e00 + c, 'thinking')),
+    // The same users on a near-constant service (a sleep endpoint's): a lockstep cycle in which every call waits alike.
+    ...DEMAND_STEP_CAPACITIES.map((c) => demandStep(c, 'vegas', 0x5eed2e00 + c, 'lockstep')),
     // Idle gaps between bursts: the idle rule's restart, alone and in a fleet that comes back together.
     ...ON_OFF_CAPACITIES.map((c) => onOff(c, 'vegas')),
     onOff(20, 'vegas', 10),
