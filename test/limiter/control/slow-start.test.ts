@@ -384,9 +384,9 @@ describe('the slow start: closed-loop demand between the tested limit and twice 
   it('measures again at the tested limit where demand moves and every call waits alike (a lockstep cycle; adr/0142)', () => {
     // Callers in a near-deterministic cycle (e2e:real's thinking callers on php-fpm and the demo) wait the same past the
     // servers, whatever the calls ahead of each: 150 ms past 16 in flight here (adr/0141's test of each call's wait
-    // against the calls ahead saw nothing). The window at 20-28 in flight is measured again at the tested 13: 100 ms. The limit
-    // goes back to the 24 the callers held, where vegas reads their queue on that baseline and steers to 16 plus its
-    // band. Without the probe the window's 150 ms stands and the limit climbs.
+    // against the calls ahead saw nothing). The window at 20-28 in flight is measured again at the tested 13: 100 ms.
+    // The limit goes back to the 24 the callers held, where vegas reads their queue on that baseline and steers to 16
+    // plus its band. Without the probe the window's 150 ms stands and the limit climbs.
     const probed = loop();
     const { changes } = runScripted({ controller: probed, durationMs: 20_000, clients: byTurns, call: waitAlike });
     expect(probed.snapshot().baselineMs).toBe(100);
@@ -448,7 +448,7 @@ describe('the slow start: closed-loop demand between the tested limit and twice 
     expect(baselineAfterSlowdown(1e9, 1)).toBe(100);
   });
 
-  it('probes on 1 of 64 seeds of a healthy heavy-tailed upstream with 12 callers, for one window at the tested 9', () => {
+  it('probes on 1 of 64 seeds of a healthy heavy-tailed upstream with 12 callers (seed 2: its pool read low)', () => {
     // No queue at any concurrency: seed 2's window rose past its pool on the tail alone (a cohort closes before its
     // slowest calls, so the pool reads low), and the probe lowers the limit 13 -> 9 at 9.8 s. Seed 41's slow start ends
     // on a false rise and drains, with or without the probe (the adr/0110 test above counts it).
