@@ -352,9 +352,10 @@ const FEW_CALLERS = 'few callers';
 const THINKING_CALLERS = 'thinking callers';
 
 /**
- * Closed-loop callers in a number set by a server's capacity (gunicorn's workers, the demo's slots, php-fpm's children), gated like the
- * other runs and on the baseline: PLAN.fewCallersFactor x it calling again at once (adr/0139), or
- * PLAN.thinkingCallersFactor x it thinking PLAN.thinkShareOfNoLoad x the no-load mean between calls (adr/0141).
+ * Closed-loop callers in a number set by a server's capacity (gunicorn's workers, the demo's slots, php-fpm's
+ * children), gated like the other runs and on the baseline: PLAN.fewCallersFactor x it calling again at once
+ * (adr/0139), or PLAN.thinkingCallersFactor x it thinking PLAN.thinkShareOfNoLoad x the no-load mean between calls
+ * (adr/0141).
  */
 function capacityCallers(
   target: Target,
@@ -370,7 +371,10 @@ function capacityCallers(
   return runDefaults(target, name, { kind: 'closed', callers, thinkMs }, ms);
 }
 
-/** A server whose capacity is known by construction (the demo's slots, php-fpm's children): every run, few and thinking callers included. */
+/**
+ * A server whose capacity is known by construction (the demo's slots, php-fpm's children): every run, few and
+ * thinking callers included.
+ */
 async function knownCapacityRuns(target: Target, capacity: number, durations: Durations, seed: number) {
   const noLoad = await measureNoLoad(target);
   const sweep = await sweepCaps(target, '');

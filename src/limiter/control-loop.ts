@@ -441,34 +441,12 @@ export class LimitControlLoop implements LimitController {
       summary.latencyMs = Number.NaN;
       measured = true;
     } else if (clean && this.baselineWindow === 'open') {
-      // The window after a drain measures the no-load latency (adr/0045). After an app-limited slow start (vegas) the
-      // slow start's queue-free cohorts are no-load samples too, if a few percent low (a cohort closes before its
-      // slowest calls): a window low traffic closed under minSamples errs more and pools them, unless the two differ
-      // past the noise (the upstream changed in between; adr/0109); a window that may have measured our own callers'
-      // queue measures again (below).
-      const n = summary.samples;
-      const count = this.noLoadCount;
-      const poolMs = this.noLoadSum / count;
-      const lends = this.exit === 'app-limited' && steersOnMean && count > 0;
-      const pool =
-        lends &&
-        n < this.config.minSamples &&
-        !this.above(meanMs, n, poolMs, count) &&
-        !this.above(poolMs, count, meanMs, n);
-      // Whose queue the window measured, its aggregates cannot tell: callers' (closed-loop, thinking, or in a lockstep
-      // cycle where all wait alike) or open-loop load on an upstream that turned slower. Lowering concurrency does: at
-      // the tested limit, a concurrency no round saw queue at, our callers' queue goes and a slower upstream stays slow.
-      // So measure again there, with calls admitted from now on (adr/0142, adr/0143). Only with the drain: without it a
-      // window offers a baseline and sets none, so nothing would return. Once (the second window's calls are admitted
-      // under the tested limit and cannot meet the rule again, unless setLimit raised it meanwhile). The return it aims
-      // at is kept where a drain keeps its own.
-      if (
-        lends &&
-        tuning.probeTested &&
-        tuning.drainOnExit &&
-        !this.probed &&
-        this.measuredCallersQueue(meanMs, n, poolMs, count)
-      ) {
+      if (this.measuresAgain(meanMs, summary.samples)) {
+        // Whose queue the window measured, its aggregates cannot tell: callers' (closed-loop, thinking, or in a
+        // lockstep cycle where all wait alike) or open-loop load on an upstream that turned slower. Lowering
+        // concurrency does: at the tested limit, a concurrency no round saw queue at, our callers' queue goes and a
+        // slower upstream stays slow. So measure again there, with calls admitted from now on (adr/0142, adr/0143). The
+        // return it aims at is kept where a drain keeps its own.
         this.probed = true;
         this.exitLimit = Math.ceil(summary.meanInflight);
         this.sampleFrom = now;
@@ -477,6 +455,20 @@ export class LimitControlLoop implements LimitController {
         summary.latencyMs = Number.NaN;
         measured = true;
       } else {
+        // The window after a drain measures the no-load latency (adr/0045). After an app-limited slow start (vegas) the
+        // slow start's queue-free cohorts are no-load samples too, if a few percent low (a cohort closes before its
+        // slowest calls): a window low traffic closed under minSamples errs more and pools them, unless the two differ
+        // past the noise (the upstream changed in between; adr/0109).
+        const n = summary.samples;
+        const count = this.noLoadCount;
+        const poolMs = this.noLoadSum / count;
+        const pool =
+          this.exit === 'app-limited' &&
+          steersOnMean &&
+          count > 0 &&
+          n < this.config.minSamples &&
+          !this.above(meanMs, n, poolMs, count) &&
+          !this.above(poolMs, count, meanMs, n);
         const valueMs = pool ? (this.noLoadSum + meanMs * n) / (count + n) : statMs;
         const valueMeanMs = pool ? valueMs : meanMs;
         // A drained window sets the baseline; without the drain (drainOnExit off) it only offers one.
@@ -489,13 +481,17 @@ export class LimitControlLoop implements LimitController {
           // straddled the slow part and reads low (adr/0136).
           const servedBack =
             this.exit === 'fall' ? this.exitLimit : this.exitRate * (baseline.meanMs + this.exitAfterMarkMs);
-          // vegas's later slow starts (a stale raise's, or one an idle gap cut short) return too: their exit round served
-          // what the upstream takes now, as a jump window did (an app-limited exit drained nothing: its rate, so its
-          // return, is 0).
-          // Not the first one's: clients that start together exit, drain and measure at different times, so each exit
-          // round's share is not what it gets once all run, and returning there left them unfair (many-clients; adr/0137).
+          // vegas's later slow starts (a stale raise's, or one an idle gap cut short) return too: their exit round
+          // served what the upstream takes now, as a jump window did (an app-limited exit drained nothing: its rate, so
+          // its return, is 0). Not the first one's: clients that start together exit, drain and measure at different
+          // times, so each exit round's share is not what it gets once all run, and returning there left them unfair
+          // (many-clients; adr/0137).
           const later = tuning.startReturn && this.baselineMeasured && this.config.algorithm === 'vegas';
-          if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) drainBack = servedBack;
+          // Measured again at the tested limit: back to the concurrency the first window's callers held (not the limit,
+          // which app-limited growth set at twice their peak), and vegas steers from there on the new baseline
+          // (adr/0142).
+          if (this.probed) drainBack = this.exitLimit;
+          else if (baseline.meanMs >= tuning.raiseRatio * this.noLoadMs()) drainBack = servedBack;
           else if ((remeasures(this.exit) || later) && this.returnHeadroom !== undefined) {
             // Not raiseRatio slower: the exit window served what the upstream takes now, or more where the change fell
             // inside it. Back to that less vegas's beta, so it grows into its band from below (re-reading the no-load
@@ -503,9 +499,6 @@ export class LimitControlLoop implements LimitController {
             // of it (adr/0133).
             drainBack = servedBack - this.returnHeadroom(servedBack);
           }
-          // Measured again at the tested limit: back to the concurrency the first window's callers held (not the limit,
-          // which app-limited growth set at twice their peak), and vegas steers from there on the new baseline (adr/0142).
-          if (this.probed) drainBack = this.exitLimit;
           this.baselineMeasured = true;
           this.exitRate = 0;
         }
@@ -771,20 +764,28 @@ export class LimitControlLoop implements LimitController {
     return logMean > referenceLog + Math.log1p(this.noiseBound(samples, this.referenceSamples));
   }
 
-  // Whether an app-limited slow start's baseline window may have measured closed-loop callers' queue (adr/0139):
-  // callers between the tested limit and twice it outgrow the slow start's last tested round. A cohort of the slow
-  // start rose over its pool (measured at up to about the tested limit, and mature), and the window rose over the pool
-  // past the noise, by no more than its in-flight over the tested limit (Little's law: so that in-flight is past it; a
-  // larger rise is the upstream's). Whose queue it is, a second window at the tested limit tells (adr/0143).
-  private measuredCallersQueue(meanMs: number, n: number, poolMs: number, count: number): boolean {
-    const meanInflight = this.summary.meanInflight;
-    const tested = this.testedLimit;
+  // Whether an app-limited slow start's baseline window may have measured closed-loop callers' queue, and measures
+  // again at the tested limit (adr/0139, adr/0143): callers between the tested limit and twice it outgrow the slow
+  // start's last tested round. A cohort of the slow start rose over its pool (measured at up to about the tested limit,
+  // and mature), and the window rose over the pool past the noise, by no more than its in-flight over the tested limit
+  // (Little's law: so that in-flight is past it; a larger rise is the upstream's). vegas (the pool is of means). Only
+  // with the drain: without it a window offers a baseline and sets none, so nothing would return. Once (the second
+  // window's calls are admitted under the tested limit and cannot meet the rule again, unless setLimit raised it).
+  private measuresAgain(meanMs: number, n: number): boolean {
+    const { tuning, testedLimit: tested } = this;
+    const count = this.noLoadCount;
+    const poolMs = this.noLoadSum / count;
     return (
+      tuning.probeTested &&
+      tuning.drainOnExit &&
+      !this.probed &&
+      this.exit === 'app-limited' &&
+      this.config.algorithm === 'vegas' &&
       count >= ROUND_SAMPLES &&
       this.noLoadRefused &&
       tested > 0 &&
       this.above(meanMs, n, poolMs, count) &&
-      !this.above(meanMs, n, poolMs * (meanInflight / tested), count)
+      !this.above(meanMs, n, poolMs * (this.summary.meanInflight / tested), count)
     );
   }
 
