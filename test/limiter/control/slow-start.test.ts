@@ -251,6 +251,29 @@ describe('the slow start: the exit test', () => {
     expect(drainedSeeds({ ...DEFAULT_TUNING, cohortConfirm: false }, 12, 0.8).length).toBeGreaterThanOrEqual(6);
   });
 
+  it('drains a queue behind a heavy-tailed knee: 8 servers, sigma 0.8, 48 and 100 callers, 30 and 31 of 32 seeds', () => {
+    // The other side of the vote: past the knee a vetoed rise ends the slow start app-limited, with no drain, and the
+    // baseline window then measures the queue. A vote whose pool took its cohorts' late answers drained here on only 23
+    // and 25 of 32 seeds (docs/ablation.md, "The vote's pool with its late answers").
+    const undrained = (clients: number): number[] => {
+      const seeds: number[] = [];
+      for (let seed = 1; seed <= 32; seed++) {
+        const random = mulberry32(seed);
+        const controller = new LimitControlLoop(resolveControlConfig({}), DEFAULT_TUNING);
+        const { changes } = runScripted({
+          controller,
+          durationMs: 10_000,
+          clients,
+          call: ({ inflight }) => ({ latencyMs: lognormalMs(random, 100, 0.8) * Math.max(1, inflight / 8) }),
+        });
+        if (!changes.some((change) => change.reason === 'drain')) seeds.push(seed);
+      }
+      return seeds;
+    };
+    expect(undrained(48)).toEqual([6, 18]);
+    expect(undrained(100)).toEqual([18]);
+  });
+
   it('tests a round once the reference holds exactly ROUND_SAMPLES samples (7 calls at 80 ms, then 100 ms)', () => {
     const controller = loop();
     const { changes } = run(controller, 750, ({ index }) => ({ latencyMs: index < 7 ? 80 : 100 }));
