@@ -253,8 +253,9 @@ describe('the slow start: the exit test', () => {
 
   it('drains a queue behind a heavy-tailed knee: 8 servers, sigma 0.8, 48 and 100 callers, 30 and 31 of 32 seeds', () => {
     // The other side of the vote: past the knee a vetoed rise ends the slow start app-limited, with no drain, and the
-    // baseline window then measures the queue. A vote whose pool took its cohorts' late answers drained here on only 23
-    // and 25 of 32 seeds (docs/ablation.md, "The vote's pool with its late answers").
+    // baseline window then measures the queue. A vote whose pool also took its cohorts' late answers (those admitted at
+    // or under the tested limit) drained here on only 23 and 25 of 32 seeds (docs/ablation.md, "The vote's pool with its
+    // late answers").
     const undrained = (clients: number): number[] => {
       const seeds: number[] = [];
       for (let seed = 1; seed <= 32; seed++) {
