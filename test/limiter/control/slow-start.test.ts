@@ -28,25 +28,38 @@ function run(
 }
 
 /**
+ * Seeds 1..`seeds` of `clients` closed-loop callers for 10 s, each call's latency drawn from its seed's random and
+ * the calls in flight at its start: those whose limit drained.
+ */
+function drainedOn(
+  tuning: ControlTuning,
+  clients: number,
+  seeds: number,
+  latencyMs: (random: () => number, start: CallStart) => number,
+): number[] {
+  const drained: number[] = [];
+  for (let seed = 1; seed <= seeds; seed++) {
+    const random = mulberry32(seed);
+    const controller = new LimitControlLoop(resolveControlConfig({}), tuning);
+    const { changes } = runScripted({
+      controller,
+      durationMs: 10_000,
+      clients,
+      call: (start) => ({ latencyMs: latencyMs(random, start) }),
+    });
+    if (changes.some((change) => change.reason === 'drain')) drained.push(seed);
+  }
+  return drained;
+}
+
+/**
  * Seeds 1-64 of a healthy upstream (lognormal, median 350 ms, no queue at any concurrency) and
  * `clients` closed-loop callers for 10 s: those whose limit drained. With `probeTested` false (this
  * helper's default) only a slow start that ended on a rise drains; with it true, an app-limited
  * one's probe at the tested limit drains too (adr/0142).
  */
 function drainedSeeds(tuning: ControlTuning, clients: number, sigma: number, probeTested = false): number[] {
-  const drained: number[] = [];
-  for (let seed = 1; seed <= 64; seed++) {
-    const random = mulberry32(seed);
-    const controller = new LimitControlLoop(resolveControlConfig({}), { ...tuning, probeTested });
-    const { changes } = runScripted({
-      controller,
-      durationMs: 10_000,
-      clients,
-      call: () => ({ latencyMs: lognormalMs(random, 350, sigma) }),
-    });
-    if (changes.some((change) => change.reason === 'drain')) drained.push(seed);
-  }
-  return drained;
+  return drainedOn({ ...tuning, probeTested }, clients, 64, (random) => lognormalMs(random, 350, sigma));
 }
 
 describe('the slow start: growth', () => {
@@ -257,19 +270,10 @@ describe('the slow start: the exit test', () => {
     // or under the tested limit) drained here on only 23 and 25 of 32 seeds (docs/ablation.md, "The vote's pool with its
     // late answers").
     const undrained = (clients: number): number[] => {
-      const seeds: number[] = [];
-      for (let seed = 1; seed <= 32; seed++) {
-        const random = mulberry32(seed);
-        const controller = new LimitControlLoop(resolveControlConfig({}), DEFAULT_TUNING);
-        const { changes } = runScripted({
-          controller,
-          durationMs: 10_000,
-          clients,
-          call: ({ inflight }) => ({ latencyMs: lognormalMs(random, 100, 0.8) * Math.max(1, inflight / 8) }),
-        });
-        if (!changes.some((change) => change.reason === 'drain')) seeds.push(seed);
-      }
-      return seeds;
+      const drained = drainedOn(DEFAULT_TUNING, clients, 32, (random, { inflight }) => {
+        return lognormalMs(random, 100, 0.8) * Math.max(1, inflight / 8);
+      });
+      return Array.from({ length: 32 }, (_, i) => i + 1).filter((seed) => !drained.includes(seed));
     };
     expect(undrained(48)).toEqual([6, 18]);
     expect(undrained(100)).toEqual([18]);
